@@ -1,0 +1,72 @@
+#include "core/convert.h"
+
+#include <chrono>
+#include <new>
+
+#include "core/onnx/model_io.h"
+#include "core/onnx/validate.h"
+
+namespace lattice {
+namespace {
+
+class Stopwatch {
+ public:
+  double lap_ms() {
+    auto now = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - start_).count();
+    start_ = now;
+    return ms;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options) {
+  if (auto s = check_options(options); !s) return s.error();
+  Stopwatch clock;
+  ConvertResult result;
+  Report& report = result.report;
+  report.options = options;
+
+  auto model = parse_model(bytes);
+  if (!model) return model.error();
+  if (auto s = validate_model(*model); !s) return s.error();
+  report.input = ModelStats::of(*model, bytes.size());
+  report.timings_ms.load = clock.lap_ms();
+
+  report.timings_ms.convert = clock.lap_ms();
+
+  // Nothing applied (or a dry run): the output is the input, byte for byte (SPEC section 5).
+  report.output = report.input;
+  if (!options.dry_run && report.any_applied()) {
+    auto out = serialize_model(*model);
+    if (!out) return out.error();
+    report.output = ModelStats::of(*model, out->size());
+    result.converted = std::move(out).value();
+  }
+  report.timings_ms.save = clock.lap_ms();
+  return result;
+}
+
+}  // namespace
+
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options) {
+  // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
+  // heap): it becomes an error message like any other bad input.
+  try {
+    return run(bytes, options);
+  } catch (const std::bad_alloc&) {
+    return error("out of memory while converting a {} byte model", bytes.size());
+  }
+}
+
+Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options) {
+  Options dry = options;
+  dry.dry_run = true;
+  auto result = convert(bytes, dry);
+  if (!result) return result.error();
+  return std::move(result->report);
+}
+
+}  // namespace lattice

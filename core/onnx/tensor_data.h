@@ -1,0 +1,22 @@
+#pragma once
+// The stored data of a TensorProto: its element count and whether the bytes agree with the dims.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/util/result.h"
+#include "onnx-ml.pb.h"
+
+namespace lattice {
+
+// "[1, 3, 224, 224]"
+std::string format_dims(const onnx::TensorProto& tensor);
+
+// The product of the dims; an error naming `what` ("initializer 'w'") for negative or
+// overflowing dims.
+Result<uint64_t> element_count(const onnx::TensorProto& tensor, std::string_view what);
+
+// The data held (raw_data or the typed field for its type) matches the dims, and is inline.
+Status check_tensor_data(const onnx::TensorProto& tensor, std::string_view what);
+
+}  // namespace lattice

@@ -1,0 +1,25 @@
+#pragma once
+// What the user asked for: the same options for the CLI flags, the Node API and the page.
+#include <string>
+#include <vector>
+
+#include "core/util/json.h"
+#include "core/util/result.h"
+
+namespace lattice {
+
+struct Options {
+  std::string target = "lattice";
+  bool fold_batch_norm = true;
+  std::vector<std::string> only;          // pattern names; empty: all of the target's
+  std::vector<std::string> skip;          // pattern names
+  std::vector<std::string> skip_matches;  // match ids
+  bool dry_run = false;
+
+  Json to_json() const;
+};
+
+// Unknown target or pattern names are errors that list the known ones.
+Status check_options(const Options& options);
+
+}  // namespace lattice

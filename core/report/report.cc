@@ -1,0 +1,80 @@
+#include "core/report/report.h"
+
+namespace lattice {
+
+ModelStats ModelStats::of(const onnx::ModelProto& model, uint64_t bytes) {
+  ModelStats stats;
+  stats.bytes = bytes;
+  stats.ir_version = model.ir_version();
+  for (const auto& opset : model.opset_import()) {
+    if (opset.domain().empty() || opset.domain() == "ai.onnx") stats.opset = opset.version();
+  }
+  stats.nodes = static_cast<uint64_t>(model.graph().node_size());
+  for (const auto& node : model.graph().node()) ++stats.op_counts[node.op_type()];
+  return stats;
+}
+
+bool Report::any_applied() const {
+  for (const auto& m : matches) {
+    if (m.applied) return true;
+  }
+  return false;
+}
+
+namespace {
+
+Json stats_json(const ModelStats& s) {
+  Json counts = Json::object();
+  for (const auto& [op, n] : s.op_counts) counts.set(op, n);
+  return Json::object()
+      .set("bytes", s.bytes)
+      .set("ir_version", s.ir_version)
+      .set("opset", s.opset)
+      .set("nodes", s.nodes)
+      .set("op_counts", std::move(counts));
+}
+
+}  // namespace
+
+Json Report::to_json() const {
+  Json matches_json = Json::array();
+  for (const auto& m : matches) {
+    Json row = Json::object()
+                   .set("id", m.id)
+                   .set("pattern", m.pattern)
+                   .set("phase", m.phase)
+                   .set("numerically_equivalent", m.numerically_equivalent)
+                   .set("applied", m.applied);
+    if (!m.applied) row.set("reason", m.reason);
+    row.set("nodes", Json::array_of(m.nodes)).set("new_nodes", Json::array_of(m.new_nodes));
+    matches_json.push(std::move(row));
+  }
+  Json warnings_json = Json::array();
+  for (const auto& w : warnings) {
+    warnings_json.push(Json::object()
+                           .set("match_id", w.match_id)
+                           .set("pattern", w.pattern)
+                           .set("node", w.node)
+                           .set("message", w.message));
+  }
+  Json unsupported_json = Json::array();
+  for (const auto& u : unsupported) {
+    unsupported_json.push(Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", u.reason));
+  }
+  return Json::object()
+      .set("schema", kReportSchema)
+      .set("tool", Json::object().set("name", kToolName).set("version", kToolVersion))
+      .set("target", options.target)
+      .set("options", options.to_json())
+      .set("input", stats_json(input))
+      .set("output", stats_json(output))
+      .set("matches", std::move(matches_json))
+      .set("warnings", std::move(warnings_json))
+      .set("unsupported", std::move(unsupported_json))
+      .set("timings_ms", Json::object()
+                             .set("load", timings_ms.load)
+                             .set("convert", timings_ms.convert)
+                             .set("save", timings_ms.save));
+}
+
+}  // namespace lattice

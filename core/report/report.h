@@ -1,0 +1,68 @@
+#pragma once
+// The report of one conversion (SPEC section 4, schema "onnx-lattice-report/1").
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+#include "core/util/json.h"
+#include "onnx-ml.pb.h"
+
+namespace lattice {
+
+inline constexpr const char* kReportSchema = "onnx-lattice-report/1";
+inline constexpr const char* kToolName = "onnx-lattice";
+inline constexpr const char* kToolVersion = ONNX_LATTICE_VERSION;
+
+struct ModelStats {
+  uint64_t bytes = 0;
+  int64_t ir_version = 0;
+  int64_t opset = 0;  // of the default (ai.onnx) domain
+  uint64_t nodes = 0;  // main graph
+  std::map<std::string, uint64_t> op_counts;  // main graph, by op_type
+
+  static ModelStats of(const onnx::ModelProto& model, uint64_t bytes);
+};
+
+struct MatchRecord {
+  std::string id;  // pattern name + ":" + anchor node label; stable across runs
+  std::string pattern;
+  std::string phase;
+  bool numerically_equivalent = false;
+  bool applied = false;
+  std::string reason;  // why it was not applied; empty when applied
+  std::vector<std::string> nodes;
+  std::vector<std::string> new_nodes;
+};
+
+struct Warning {
+  std::string match_id;
+  std::string pattern;
+  std::string node;
+  std::string message;
+};
+
+struct Unsupported {
+  std::string node;
+  std::string op_type;
+  std::string reason;
+};
+
+struct Timings {
+  double load = 0, convert = 0, save = 0;
+};
+
+struct Report {
+  Options options;
+  ModelStats input, output;
+  std::vector<MatchRecord> matches;
+  std::vector<Warning> warnings;
+  std::vector<Unsupported> unsupported;
+  Timings timings_ms;
+
+  bool any_applied() const;
+  Json to_json() const;
+};
+
+}  // namespace lattice

@@ -1,0 +1,46 @@
+#pragma once
+// A value or a readable error. The core reports bad input through this type, never through
+// exceptions, so the same code behaves identically natively and in WebAssembly.
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+namespace lattice {
+
+struct Error {
+  std::string message;
+};
+
+template <typename... Args>
+Error error(fmt::format_string<Args...> format, Args&&... args) {
+  return Error{fmt::format(format, std::forward<Args>(args)...)};
+}
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Error err) : state_(std::move(err)) {}  // NOLINT
+
+  bool ok() const { return std::holds_alternative<T>(state_); }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<T>(state_); }
+  const T& value() const& { return std::get<T>(state_); }
+  T&& value() && { return std::get<T>(std::move(state_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const Error& error() const { return std::get<Error>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+// Success without a value.
+struct Ok {};
+using Status = Result<Ok>;
+inline Status ok_status() { return Ok{}; }
+
+}  // namespace lattice

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the native CLI + tests (build/native), the wasm module + tests (build/wasm), the npm
+# package's dist (wasm/dist) and the static site (build/web). Installs what is missing first.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+bash "$ROOT/scripts/setup.sh" "$@"
+
+jobs=$(nproc)
+common=(-DONNX_ML_PROTO="$CACHE/onnx/onnx-ml.proto" -DCMAKE_BUILD_TYPE=Release)
+
+log "building native"
+cmake -S "$ROOT" -B "$ROOT/build/native" "${common[@]}" >/dev/null
+cmake --build "$ROOT/build/native" -j"$jobs"
+
+log "building wasm"
+emcmake cmake -S "$ROOT" -B "$ROOT/build/wasm" "${common[@]}" -DCMAKE_BUILD_TYPE=MinSizeRel \
+  -DPROTOBUF_WASM_SRC="$PROTOBUF_SRC" -DPROTOBUF_WASM_BUILD="$PROTOBUF_WASM_BUILD" >/dev/null
+cmake --build "$ROOT/build/wasm" -j"$jobs"
+
+# The npm package carries the module; a nested package.json marks the emscripten loader CommonJS.
+mkdir -p "$ROOT/wasm/dist"
+cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/wasm/dist/"
+echo '{ "type": "commonjs" }' > "$ROOT/wasm/dist/package.json"
+
+log "assembling build/web"
+rm -rf "$ROOT/build/web" && mkdir -p "$ROOT/build/web"
+if [[ -d "$ROOT/web" ]] && compgen -G "$ROOT/web/*" >/dev/null; then cp -r "$ROOT"/web/* "$ROOT/build/web/"; fi
+cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/build/web/"
+cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
+log "built: build/native/onnx-lattice, node wasm/cli.mjs, build/web/"

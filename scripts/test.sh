@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Sets up everything the tests need (Debian packages, npm packages, protobuf for wasm, fixture
+# models), builds both targets, and runs every test suite: Catch2 natively and as wasm under
+# Node, then the node:test suites (API, CLIs, numerics with onnxruntime-node, the page in
+# Chromium). Exits non-zero if any suite fails.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+bash "$ROOT/scripts/build.sh" --test
+
+# Torchvision architectures with random weights, exported once into the cache (not committed).
+export ONNX_LATTICE_ZOO="$CACHE/zoo"
+log "fixture zoo in $ONNX_LATTICE_ZOO"
+/usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" zoo "$ONNX_LATTICE_ZOO"
+
+failed=0
+log "Catch2, native"
+"$ROOT/build/native/onnx_lattice_tests" || failed=1
+log "Catch2, wasm under Node"
+node "$ROOT/build/wasm/onnx_lattice_tests.js" --use-colour no || failed=1
+log "node:test suites"
+node --test --test-concurrency=1 "$ROOT"/tests/node/ || failed=1
+exit $failed

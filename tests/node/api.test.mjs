@@ -1,0 +1,76 @@
+// The Node.js API of the npm package (wasm/index.mjs).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+import { createConverter } from '../../wasm/index.mjs';
+import { fixture, fixtures } from './helpers.mjs';
+
+const lattice = await createConverter();
+
+test('with no pattern and no folding, convert returns the input bytes for every fixture', () => {
+  for (const name of fixtures()) {
+    const bytes = readFileSync(fixture(name));
+    const { model, report } = lattice.convert(bytes, { target: 'none', foldBatchNorm: false });
+    assert.ok(model instanceof Uint8Array, name);
+    assert.deepEqual(Buffer.from(model), bytes, name);
+    assert.equal(report.schema, 'onnx-lattice-report/1');
+    assert.equal(report.input.bytes, bytes.length);
+  }
+});
+
+test('the report carries the options and the input statistics', () => {
+  const bytes = readFileSync(fixture('conv_bn_relu.onnx'));
+  const { report } = lattice.convert(bytes, { target: 'none', foldBatchNorm: false });
+  assert.equal(report.target, 'none');
+  assert.deepEqual(report.options, {
+    target: 'none', fold_batch_norm: false, only: [], skip: [], skip_matches: [], dry_run: false,
+  });
+  assert.equal(report.input.opset, 13);
+  assert.equal(report.input.op_counts.Conv, 1);
+  assert.equal(report.input.op_counts.BatchNormalization, 1);
+  assert.equal(report.tool.name, 'onnx-lattice');
+  assert.equal(report.tool.version, lattice.version);
+});
+
+test('inspect returns the report and no model; a dry run returns model null', () => {
+  const bytes = readFileSync(fixture('sample.onnx'));
+  const report = lattice.inspect(bytes);
+  assert.equal(report.options.dry_run, true);
+  assert.equal(lattice.convert(bytes, { dryRun: true }).model, null);
+});
+
+test('bad input throws an Error with a readable message, never a number', () => {
+  const cases = [
+    [new Uint8Array(0), /empty/],
+    [new TextEncoder().encode('definitely not a model'), /not an ONNX model/],
+    [readFileSync(fixture('sample.onnx')).subarray(0, 1000), /not an ONNX model/],
+  ];
+  for (const [bytes, message] of cases) {
+    assert.throws(() => lattice.convert(bytes), (e) => e instanceof Error && message.test(e.message));
+  }
+});
+
+test('bad options throw an Error naming the option', () => {
+  const bytes = readFileSync(fixture('conv_bn_relu.onnx'));
+  assert.throws(() => lattice.convert(bytes, { target: 'xilinx' }), /unknown target 'xilinx'/);
+  assert.throws(() => lattice.convert(bytes, { foldBN: false }), /unknown option 'foldBN'/);
+  assert.throws(() => lattice.convert(bytes, { foldBatchNorm: 'no' }), /foldBatchNorm has the wrong type/);
+  assert.throws(() => lattice.convert(bytes, { skipMatches: 'a' }), /skipMatches must be an array/);
+  assert.throws(() => lattice.convert(bytes, { only: ['NoSuchPattern'] }), /unknown pattern 'NoSuchPattern'/);
+  assert.throws(() => lattice.convert('a string'), TypeError);
+});
+
+test('patterns() lists the targets of SPEC section 2', () => {
+  const catalogue = lattice.patterns();
+  assert.deepEqual(catalogue.targets.map((t) => t.name), ['lattice', 'lattice-advanced', 'none']);
+  assert.ok(Array.isArray(catalogue.patterns));
+});
+
+test('an ArrayBuffer and a Buffer slice are accepted as input', () => {
+  const file = readFileSync(fixture('control_flow.onnx'));
+  const copy = file.buffer.slice(file.byteOffset, file.byteOffset + file.length);
+  const options = { target: 'none', foldBatchNorm: false };
+  assert.deepEqual(Buffer.from(lattice.convert(copy, options).model), file);
+  assert.deepEqual(Buffer.from(lattice.convert(file, options).model), file);
+});

@@ -1,0 +1,126 @@
+// The native CLI and the Node CLI: same flags, same output, same exit status (SPEC section 4).
+import assert from 'node:assert/strict';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync, ftruncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { CLIS, fixture, fixtures, scratch, stable } from './helpers.mjs';
+
+const dir = scratch();
+
+test('both CLIs write the same bytes and print the same summary and report for every fixture', () => {
+  for (const name of fixtures()) {
+    const out = {};
+    for (const [cli, run] of Object.entries(CLIS)) {
+      const model = join(dir, `${cli}-${name}`);
+      const report = join(dir, `${cli}-${name}.json`);
+      const r = run(['convert', fixture(name), '-o', model, '--report', report]);
+      assert.equal(r.status, 0, `${cli} ${name}: ${r.stderr}`);
+      out[cli] = { stdout: r.stdout.replaceAll(model, 'OUT'), model: readFileSync(model), report: JSON.parse(readFileSync(report)) };
+    }
+    assert.equal(out.node.stdout, out.native.stdout, name);
+    assert.ok(out.node.model.equals(out.native.model), name);
+    assert.deepEqual(stable(out.node.report), stable(out.native.report), name);
+  }
+});
+
+test('--report - prints the JSON report on stdout', () => {
+  for (const run of Object.values(CLIS)) {
+    const r = run(['convert', fixture('conv_bn_relu.onnx'), '-o', join(dir, 'x.onnx'), '--report', '-']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).schema, 'onnx-lattice-report/1');
+  }
+});
+
+test('inspect and --dry-run write nothing', () => {
+  for (const [cli, run] of Object.entries(CLIS)) {
+    const out = join(dir, `${cli}-dry.onnx`);
+    const r = run(['convert', fixture('sample.onnx'), '-o', out, '--dry-run']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(existsSync(out), false);
+    const i = run(['inspect', fixture('sample.onnx'), '--json']);
+    assert.equal(i.status, 0, i.stderr);
+    assert.equal(JSON.parse(i.stdout).options.dry_run, true);
+  }
+});
+
+test('usage errors exit 2 and say what is wrong', () => {
+  const cases = [
+    [[], /no command given/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['convert', fixture('sample.onnx')], /needs -o/],
+    [['convert', fixture('sample.onnx'), '-o', join(dir, 'u.onnx'), '--target', 'xilinx'], /unknown target 'xilinx'/],
+    [['convert', fixture('sample.onnx'), '-o', join(dir, 'u.onnx'), '--bogus'], /'--bogus' is not an option of 'convert'/],
+    [['inspect', fixture('sample.onnx'), '-o', 'x'], /'-o' is not an option of 'inspect'/],
+    [['convert', fixture('sample.onnx'), '-o'], /-o needs a file name/],
+  ];
+  for (const [cli, run] of Object.entries(CLIS)) {
+    for (const [args, message] of cases) {
+      const r = run(args);
+      assert.equal(r.status, 2, `${cli} ${args.join(' ')}`);
+      assert.match(r.stderr, message, `${cli} ${args.join(' ')}`);
+    }
+  }
+});
+
+// Rejected inputs: exit 1, one line naming the problem on stderr, and no output file at all.
+function assertRejected(input, message) {
+  for (const [cli, run] of Object.entries(CLIS)) {
+    const out = join(dir, `${cli}-rejected.onnx`);
+    const r = run(['convert', input, '-o', out, '--report', `${out}.json`]);
+    assert.equal(r.status, 1, `${cli}: ${r.stderr}`);
+    assert.match(r.stderr, message, cli);
+    assert.equal(r.stderr.trim().split('\n').length, 1, `${cli}: one line`);
+    assert.equal(existsSync(out), false, `${cli}: no output file`);
+    assert.equal(existsSync(`${out}.json`), false, `${cli}: no report file`);
+  }
+}
+
+test('garbage, empty and truncated files are rejected with exit 1 and no output', () => {
+  const garbage = join(dir, 'garbage.onnx');
+  writeFileSync(garbage, 'GIF89a this is a picture, not a model');
+  assertRejected(garbage, /not an ONNX model/);
+  const empty = join(dir, 'empty.onnx');
+  writeFileSync(empty, '');
+  assertRejected(empty, /empty/);
+  const truncated = join(dir, 'truncated.onnx');
+  writeFileSync(truncated, readFileSync(fixture('sample.onnx')).subarray(0, 20000));
+  assertRejected(truncated, /not an ONNX model/);
+  assertRejected(join(dir, 'does-not-exist.onnx'), /cannot read/);
+});
+
+test('bit-flipped models are rejected or converted, never a crash, and both CLIs agree', () => {
+  const original = readFileSync(fixture('conv_bn_relu.onnx'));
+  for (let i = 0; i < original.length; i += 37) {
+    const flipped = Buffer.from(original);
+    flipped[i] ^= 1 << (i % 8);
+    const input = join(dir, 'flipped.onnx');
+    writeFileSync(input, flipped);
+    const results = Object.entries(CLIS).map(([cli, run]) => {
+      const out = join(dir, `${cli}-flipped-${i}.onnx`);
+      const r = run(['convert', input, '-o', out, '--quiet']);
+      assert.ok(r.status === 0 || r.status === 1, `${cli} byte ${i}: status ${r.status} ${r.stderr}`);
+      if (r.status === 1) assert.equal(existsSync(out), false);
+      return [r.status, r.stderr];
+    });
+    assert.deepEqual(results[0], results[1], `byte ${i}`);
+  }
+});
+
+test('a file over 2 GiB is rejected by both CLIs', () => {
+  const huge = join(dir, 'huge.onnx');
+  const fd = openSync(huge, 'w');
+  ftruncateSync(fd, 2 ** 31 + 16);  // sparse: no disk used
+  closeSync(fd);
+  assertRejected(huge, /2 GiB/);
+});
+
+test('a rejected model leaves an existing output file untouched', () => {
+  const out = join(dir, 'keep.onnx');
+  writeFileSync(out, 'previous content');
+  for (const run of Object.values(CLIS)) {
+    const r = run(['convert', join(dir, 'garbage.onnx'), '-o', out]);
+    assert.equal(r.status, 1);
+    assert.equal(readFileSync(out, 'utf8'), 'previous content');
+  }
+});

@@ -1,0 +1,138 @@
+// Embind surface of the core, used by the npm package (wasm/index.mjs, wasm/cli.mjs) and the
+// page's worker. No exception and no bare error code crosses into JS: failures come back as
+// {error: message} and the JS wrapper throws an Error with that message.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <span>
+
+#include "core/cli/cli.h"
+#include "core/convert.h"
+#include "core/pattern/registry.h"
+
+namespace {
+
+using emscripten::val;
+
+// One copy from the JS heap into wasm memory (TypedArray.set, not element by element).
+std::string copy_in(const val& u8) {
+  std::string bytes(u8["length"].as<size_t>(), '\0');
+  val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<uint8_t*>(bytes.data()))).call<void>("set", u8);
+  return bytes;
+}
+
+// An owned Uint8Array: a memory view would be invalidated by the next heap growth.
+val copy_out(std::string_view bytes) {
+  return val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())))
+      .call<val>("slice");
+}
+
+// Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches});
+// anything absent takes the CLI's default, anything misspelt or mistyped is an error.
+lattice::Result<lattice::Options> options_from(const val& opts) {
+  lattice::Options o;
+  if (opts.isUndefined() || opts.isNull()) return o;
+  if (opts.typeOf().as<std::string>() != "object") return lattice::error("options must be an object");
+  for (const auto& key : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", opts))) {
+    val v = opts[key];
+    if (v.isUndefined()) continue;
+    std::string type = v.typeOf().as<std::string>();
+    auto list = [&](std::vector<std::string>& out) -> lattice::Status {
+      if (!val::global("Array").call<bool>("isArray", v)) return lattice::error("options.{} must be an array of strings", key);
+      for (const auto& item : emscripten::vecFromJSArray<val>(v)) {
+        if (!item.isString()) return lattice::error("options.{} must be an array of strings", key);
+        out.push_back(item.as<std::string>());
+      }
+      return lattice::ok_status();
+    };
+    lattice::Status status = lattice::ok_status();
+    if (key == "target" && type == "string") {
+      o.target = v.as<std::string>();
+    } else if (key == "foldBatchNorm" && type == "boolean") {
+      o.fold_batch_norm = v.as<bool>();
+    } else if (key == "dryRun" && type == "boolean") {
+      o.dry_run = v.as<bool>();
+    } else if (key == "only") {
+      status = list(o.only);
+    } else if (key == "skip") {
+      status = list(o.skip);
+    } else if (key == "skipMatches") {
+      status = list(o.skip_matches);
+    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun") {
+      return lattice::error("options.{} has the wrong type ({})", key, type);
+    } else {
+      return lattice::error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches)", key);
+    }
+    if (!status) return status.error();
+  }
+  return o;
+}
+
+val failure(const std::string& message) {
+  val out = val::object();
+  out.set("error", message);
+  return out;
+}
+
+val convert(const val& u8, const val& opts) {
+  try {
+    auto options = options_from(opts);
+    if (!options) return failure(options.error().message);
+    std::string bytes = copy_in(u8);
+    auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options);
+    if (!result) return failure(result.error().message);
+    val out = val::object();
+    auto model = result->output(bytes);
+    out.set("model", model ? copy_out(*model) : val::null());
+    out.set("report", result->report.to_json().dump());
+    return out;
+  } catch (const std::bad_alloc&) {
+    return failure("out of memory: the model does not fit in the WebAssembly heap (4 GB at most)");
+  }
+}
+
+std::string catalogue() { return lattice::catalogue_json().dump(); }
+std::string version() { return lattice::kToolVersion; }
+
+// The Node CLI's Host: `js` is an object of plain functions written in wasm/cli.mjs.
+class JsHost final : public lattice::Host {
+ public:
+  explicit JsHost(val js) : js_(std::move(js)) {}
+
+  lattice::Result<uint64_t> file_size(const std::string& path) override {
+    val r = js_.call<val>("fileSize", path);
+    if (r.isString()) return lattice::Error{r.as<std::string>()};
+    return static_cast<uint64_t>(r.as<double>());
+  }
+  lattice::Result<std::string> read_file(const std::string& path) override {
+    val r = js_.call<val>("readFile", path);
+    if (r.isString()) return lattice::Error{r.as<std::string>()};
+    return copy_in(r);
+  }
+  lattice::Status write_file(const std::string& path, std::string_view bytes) override {
+    val view(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
+    std::string failed = js_.call<std::string>("writeFile", path, view);
+    if (!failed.empty()) return lattice::Error{failed};
+    return lattice::ok_status();
+  }
+  void out(std::string_view text) override { js_.call<void>("out", std::string(text)); }
+  void err(std::string_view text) override { js_.call<void>("err", std::string(text)); }
+  bool err_is_terminal() override { return js_.call<bool>("errIsTerminal"); }
+
+ private:
+  val js_;
+};
+
+int run_cli(const val& args, const val& host) {
+  JsHost js_host(host);
+  return lattice::run_cli(emscripten::vecFromJSArray<std::string>(args), js_host);
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(onnx_lattice) {
+  emscripten::function("convert", &convert);
+  emscripten::function("catalogue", &catalogue);
+  emscripten::function("version", &version);
+  emscripten::function("runCli", &run_cli);
+}

@@ -1,0 +1,78 @@
+export type Target = 'lattice' | 'lattice-advanced' | 'none';
+
+export interface ConvertOptions {
+  /** Hardware target; default 'lattice'. */
+  target?: Target;
+  /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true. */
+  foldBatchNorm?: boolean;
+  /** Stop after matching: report the plan, return no model. Default false. */
+  dryRun?: boolean;
+  /** Run only these patterns (names from patterns()). */
+  only?: string[];
+  /** Do not run these patterns. */
+  skip?: string[];
+  /** Leave out single matches, by their report id. */
+  skipMatches?: string[];
+}
+
+export interface ModelStats {
+  bytes: number;
+  ir_version: number;
+  opset: number;
+  nodes: number;
+  op_counts: Record<string, number>;
+}
+
+export interface Match {
+  id: string;
+  pattern: string;
+  phase: 'conversion' | 'fusion';
+  numerically_equivalent: boolean;
+  applied: boolean;
+  /** Why the match was not applied (present when applied is false). */
+  reason?: string;
+  nodes: string[];
+  new_nodes: string[];
+}
+
+export interface Report {
+  schema: 'onnx-lattice-report/1';
+  tool: { name: string; version: string };
+  target: Target;
+  options: {
+    target: Target; fold_batch_norm: boolean; only: string[]; skip: string[];
+    skip_matches: string[]; dry_run: boolean;
+  };
+  input: ModelStats;
+  output: ModelStats;
+  matches: Match[];
+  warnings: { match_id: string; pattern: string; node: string; message: string }[];
+  unsupported: { node: string; op_type: string; reason: string }[];
+  timings_ms: { load: number; convert: number; save: number };
+}
+
+export interface PatternInfo {
+  name: string;
+  phase: 'conversion' | 'fusion';
+  numerically_equivalent: boolean;
+  targets: Target[];
+  matches: string;
+  emits: string;
+}
+
+export interface Catalogue {
+  patterns: PatternInfo[];
+  targets: { name: Target; description: string; conversion: string[] }[];
+}
+
+export interface Converter {
+  /** Converts a model. Throws an Error naming what is wrong for a model it rejects.
+   *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
+  convert(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): { model: Uint8Array | null; report: Report };
+  /** The plan and the audit, converting nothing. */
+  inspect(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): Report;
+  patterns(): Catalogue;
+  version: string;
+}
+
+export function createConverter(): Promise<Converter>;
