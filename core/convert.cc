@@ -1,10 +1,15 @@
 #include "core/convert.h"
 
+#include <algorithm>
 #include <chrono>
+
+#include <fmt/ranges.h>
 #include <new>
 
+#include "core/audit.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/validate.h"
+#include "core/pattern/driver.h"
 
 namespace lattice {
 namespace {
@@ -22,6 +27,28 @@ class Stopwatch {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// metadata_props saying which tool, target and patterns made this model (SPEC section 5).
+void record_provenance(onnx::ModelProto& model, const Report& report) {
+  std::vector<std::string> applied;
+  for (const auto& m : report.matches) {
+    if (m.applied && std::find(applied.begin(), applied.end(), m.pattern) == applied.end()) applied.push_back(m.pattern);
+  }
+  auto set = [&](const std::string& key, const std::string& value) {
+    for (auto& entry : *model.mutable_metadata_props()) {
+      if (entry.key() == key) {
+        entry.set_value(value);
+        return;
+      }
+    }
+    auto* entry = model.add_metadata_props();
+    entry->set_key(key);
+    entry->set_value(value);
+  };
+  set("onnx_lattice.version", kToolVersion);
+  set("onnx_lattice.target", report.options.target);
+  set("onnx_lattice.applied_patterns", fmt::format("{}", fmt::join(applied, ",")));
+}
+
 Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options) {
   if (auto s = check_options(options); !s) return s.error();
   Stopwatch clock;
@@ -35,6 +62,10 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   report.input = ModelStats::of(*model, bytes.size());
   report.timings_ms.load = clock.lap_ms();
 
+  auto labels = GraphView::original_labels(model->graph());
+  if (auto s = run_phases(*model, options, labels, report); !s) return s.error();
+  audit(*model, options, labels, report);
+  if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
 
   // Nothing applied (or a dry run): the output is the input, byte for byte (SPEC section 5).

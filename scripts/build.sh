@@ -6,6 +6,7 @@ source "$(dirname "$0")/env.sh"
 bash "$ROOT/scripts/setup.sh" "$@"
 
 jobs=$(nproc)
+# Release (-O3) for both: -Os made the wasm fold 2.7x slower for 37 KB less gzipped.
 common=(-DONNX_ML_PROTO="$CACHE/onnx/onnx-ml.proto" -DCMAKE_BUILD_TYPE=Release)
 
 log "building native"
@@ -13,7 +14,7 @@ cmake -S "$ROOT" -B "$ROOT/build/native" "${common[@]}" >/dev/null
 cmake --build "$ROOT/build/native" -j"$jobs"
 
 log "building wasm"
-emcmake cmake -S "$ROOT" -B "$ROOT/build/wasm" "${common[@]}" -DCMAKE_BUILD_TYPE=MinSizeRel \
+emcmake cmake -S "$ROOT" -B "$ROOT/build/wasm" "${common[@]}" \
   -DPROTOBUF_WASM_SRC="$PROTOBUF_SRC" -DPROTOBUF_WASM_BUILD="$PROTOBUF_WASM_BUILD" >/dev/null
 cmake --build "$ROOT/build/wasm" -j"$jobs"
 

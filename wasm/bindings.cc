@@ -1,6 +1,7 @@
 // Embind surface of the core, used by the npm package (wasm/index.mjs, wasm/cli.mjs) and the
-// page's worker. No exception and no bare error code crosses into JS: failures come back as
-// {error: message} and the JS wrapper throws an Error with that message.
+// page's worker. Rejections come back as {error: message} and the JS wrappers throw an Error
+// with that message. The module is built without C++ exceptions: running out of heap aborts it,
+// and the wrappers turn that abort into an Error too (never a bare number).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -75,20 +76,16 @@ val failure(const std::string& message) {
 }
 
 val convert(const val& u8, const val& opts) {
-  try {
-    auto options = options_from(opts);
-    if (!options) return failure(options.error().message);
-    std::string bytes = copy_in(u8);
-    auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options);
-    if (!result) return failure(result.error().message);
-    val out = val::object();
-    auto model = result->output(bytes);
-    out.set("model", model ? copy_out(*model) : val::null());
-    out.set("report", result->report.to_json().dump());
-    return out;
-  } catch (const std::bad_alloc&) {
-    return failure("out of memory: the model does not fit in the WebAssembly heap (4 GB at most)");
-  }
+  auto options = options_from(opts);
+  if (!options) return failure(options.error().message);
+  std::string bytes = copy_in(u8);
+  auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options);
+  if (!result) return failure(result.error().message);
+  val out = val::object();
+  auto model = result->output(bytes);
+  out.set("model", model ? copy_out(*model) : val::null());
+  out.set("report", result->report.to_json().dump());
+  return out;
 }
 
 std::string catalogue() { return lattice::catalogue_json().dump(); }

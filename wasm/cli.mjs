@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The Node CLI: the same command line as the native one (core/cli), over Node's fs.
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { loadModule } from './index.mjs';
+import { guard, loadModule } from './index.mjs';
 
 // The wording of the C library's strerror for the common cases, so both CLIs print the same.
 const STRERROR = {
@@ -46,4 +46,9 @@ const host = {
 };
 
 const module = await loadModule();
-process.exitCode = module.runCli(process.argv.slice(2), host);
+try {
+  process.exitCode = guard({}, () => module.runCli(process.argv.slice(2), host));
+} catch (e) {
+  process.stderr.write(`onnx-lattice: error: ${e.message}\n`);
+  process.exitCode = 1;
+}

@@ -9,7 +9,21 @@ const factory = require('./dist/onnx_lattice.js');
 // path: hand it the bytes instead.
 export async function loadModule() {
   const wasmBinary = readFileSync(new URL('./dist/onnx_lattice.wasm', import.meta.url));
-  return factory({ wasmBinary });
+  return factory({ wasmBinary, printErr: () => {} });
+}
+
+// Calls into the module. The module has no C++ exceptions, so running out of its heap aborts it
+// (a RuntimeError, or a bare number from a C++ throw): that becomes an Error, and the module is
+// not used again.
+export function guard(state, fn) {
+  if (state.broken) throw new Error(`this converter stopped after an earlier failure (${state.broken}); create a new one`);
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof Error && !(e instanceof WebAssembly.RuntimeError)) throw e;
+    state.broken = 'out of memory';
+    throw new Error('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)');
+  }
 }
 
 function toBytes(bytes) {
@@ -21,8 +35,10 @@ function toBytes(bytes) {
 
 export async function createConverter() {
   const module = await loadModule();
+  const state = { broken: null };
   const convert = (bytes, options = {}) => {
-    const result = module.convert(toBytes(bytes), options);
+    const input = toBytes(bytes);
+    const result = guard(state, () => module.convert(input, options));
     if (result.error !== undefined) throw new Error(result.error);
     return { model: result.model, report: JSON.parse(result.report) };
   };

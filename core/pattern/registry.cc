@@ -2,10 +2,12 @@
 
 #include <array>
 
+#include "core/patterns/fold/conv_bn.h"
+
 namespace lattice {
 
 std::span<const Pattern* const> all_patterns() {
-  static const std::vector<const Pattern*> patterns{};
+  static const std::vector<const Pattern*> patterns{&conv_batch_norm_fold_pattern()};
   return patterns;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the Catch2 tests (native and wasm): fixtures and small model builders.
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <span>
@@ -20,12 +22,16 @@ inline std::string read_file(const std::string& path) {
 
 inline std::string fixture(const std::string& name) { return read_file(std::string(FIXTURES_DIR) + "/" + name); }
 
+// Every committed fixture model, sorted.
 inline const std::vector<std::string>& fixture_names() {
-  static const std::vector<std::string> names{
-      "sample.onnx",        "conv_bn_relu.onnx",   "resnet_stem.onnx",  "resnet_stem_opset9.onnx",
-      "linear_bn.onnx",     "grouped_decoder.onnx", "shared_weight.onnx", "control_flow.onnx",
-      "everything.onnx",
-  };
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& entry : std::filesystem::directory_iterator(FIXTURES_DIR)) {
+      if (entry.path().extension() == ".onnx") out.push_back(entry.path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
   return names;
 }
 
@@ -57,6 +63,61 @@ inline onnx::TensorProto float_tensor(const std::string& name, std::vector<int64
   for (auto d : dims) t.add_dims(d);
   for (auto v : values) t.add_float_data(v);
   return t;
+}
+
+}  // namespace test
+
+namespace test {
+
+inline onnx::NodeProto& add_node(onnx::GraphProto& g, const std::string& op, const std::string& name,
+                                 std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& i : inputs) n->add_input(i);
+  for (auto& o : outputs) n->add_output(o);
+  return *n;
+}
+
+inline void set_input_shape(onnx::ValueInfoProto& v, const std::string& name, std::vector<int64_t> dims) {
+  v.set_name(name);
+  auto* t = v.mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// x[1,C,1,1] -> Conv 1x1 (w, optional b) -> BatchNormalization -> y; parameters as initializers.
+// Values are small distinct numbers so any mix-up of channels shows.
+inline onnx::ModelProto conv_bn_model(int64_t channels, bool with_bias, int opset = 13) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  auto& g = *m.mutable_graph();
+  g.set_name("conv_bn");
+  set_input_shape(*g.add_input(), "x", {1, channels, 1, 1});
+  g.add_output()->set_name("y");
+  std::vector<float> w, b, gamma, beta, mean, var;
+  for (int64_t o = 0; o < channels; ++o) {
+    for (int64_t i = 0; i < channels; ++i) w.push_back(0.5f + 0.25f * static_cast<float>(o) - 0.125f * static_cast<float>(i));
+    b.push_back(0.1f * static_cast<float>(o + 1));
+    gamma.push_back(1.0f + 0.5f * static_cast<float>(o));
+    beta.push_back(-0.25f * static_cast<float>(o));
+    mean.push_back(0.3f * static_cast<float>(o));
+    var.push_back(0.5f + static_cast<float>(o));
+  }
+  *g.add_initializer() = float_tensor("w", {channels, channels, 1, 1}, w);
+  std::vector<std::string> conv_inputs{"x", "w"};
+  if (with_bias) {
+    *g.add_initializer() = float_tensor("b", {channels}, b);
+    conv_inputs.push_back("b");
+  }
+  *g.add_initializer() = float_tensor("gamma", {channels}, gamma);
+  *g.add_initializer() = float_tensor("beta", {channels}, beta);
+  *g.add_initializer() = float_tensor("mean", {channels}, mean);
+  *g.add_initializer() = float_tensor("var", {channels}, var);
+  add_node(g, "Conv", "conv", conv_inputs, {"c"});
+  add_node(g, "BatchNormalization", "bn", {"c", "gamma", "beta", "mean", "var"}, {"y"});
+  return m;
 }
 
 }  // namespace test

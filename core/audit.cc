@@ -1,0 +1,42 @@
+#include "core/audit.h"
+
+#include "core/graph/graph_view.h"
+
+namespace lattice {
+namespace {
+
+bool folds_into(const std::string& op) { return op == "Conv" || op == "ConvTranspose" || op == "Gemm"; }
+
+std::string unfolded_batch_norm_reason(const GraphView& view, int bn, const Options& options, const Report& report) {
+  if (!options.fold_batch_norm) return "BatchNorm folding is off (--no-fold-bn)";
+  const auto& node = view.node(bn);
+  int p = node.input_size() > 0 ? view.producer(node.input(0)) : -1;
+  if (p < 0) return fmt::format("not folded: its input '{}' is not produced by a Conv, ConvTranspose or Gemm", node.input(0));
+  const auto& layer = view.node(p);
+  if (!folds_into(layer.op_type())) {
+    return fmt::format("not folded: it follows {} '{}', not a Conv, ConvTranspose or Gemm", layer.op_type(), view.label(p));
+  }
+  for (const auto& m : report.matches) {
+    if (!m.applied && m.pattern == "ConvBatchNormFoldPattern" && !m.nodes.empty() && m.nodes.back() == view.label(bn)) {
+      return "not folded: " + m.reason;
+    }
+  }
+  if (view.reader_count(layer.output(0)) > 1) {
+    return fmt::format("not folded: the output of {} '{}' is also read elsewhere", layer.op_type(), view.label(p));
+  }
+  return "not folded";
+}
+
+}  // namespace
+
+void audit(const onnx::ModelProto& model, const Options& options, const GraphView::Labels& labels, Report& report) {
+  GraphView view(model.graph(), &labels, model.ir_version());
+  for (int i = 0; i < view.size(); ++i) {
+    const auto& node = view.node(i);
+    if (node.op_type() == "BatchNormalization") {
+      report.unsupported.push_back({view.label(i), node.op_type(), unfolded_batch_norm_reason(view, i, options, report)});
+    }
+  }
+}
+
+}  // namespace lattice

@@ -1,0 +1,304 @@
+#include "core/graph/shapes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "core/onnx/attributes.h"
+#include "core/onnx/tensor_values.h"
+
+namespace lattice {
+namespace {
+
+Shape from_type(const onnx::TypeProto& type) {
+  Shape shape;
+  for (const auto& dim : type.tensor_type().shape().dim()) shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+  return shape;
+}
+
+bool has_shape(const onnx::ValueInfoProto& info) {
+  return info.type().has_tensor_type() && info.type().tensor_type().has_shape();
+}
+
+int64_t product(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) {
+    if (s[i] < 0) return -1;
+    p *= s[i];
+  }
+  return p;
+}
+
+// numpy broadcasting; an unknown dim against 1 or an unknown stays unknown.
+Shape broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    out[i] = x == 1 ? y : (y == 1 ? x : (x == y ? x : (x < 0 ? y : (y < 0 ? x : -1))));
+  }
+  return out;
+}
+
+const std::unordered_set<std::string>& same_shape_ops() {
+  static const std::unordered_set<std::string> ops{
+      "Relu", "LeakyRelu", "PRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Elu", "Selu", "Celu",
+      "Softplus", "Softsign", "Identity", "Dropout", "BatchNormalization", "InstanceNormalization", "Cast",
+      "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Erf", "Softmax", "LogSoftmax",
+      "LRN", "Mish", "Gelu", "QuantizeLinear", "DequantizeLinear", "Not", "Sign"};
+  return ops;
+}
+
+const std::unordered_set<std::string>& broadcast_ops() {
+  static const std::unordered_set<std::string> ops{"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean",
+                                                   "Equal", "Greater", "Less", "And", "Or", "Xor", "Where",
+                                                   "GreaterOrEqual", "LessOrEqual", "Mod", "BitShift"};
+  return ops;
+}
+
+}  // namespace
+
+Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset) {
+  const auto& g = view.graph();
+  for (const auto& info : g.value_info()) {
+    if (has_shape(info)) shapes_[info.name()] = from_type(info.type());
+  }
+  for (const auto& info : g.output()) {
+    if (has_shape(info)) shapes_[info.name()] = from_type(info.type());
+  }
+  for (const auto& info : g.input()) {
+    if (has_shape(info)) shapes_[info.name()] = from_type(info.type());
+  }
+  for (const auto& init : g.initializer()) {
+    if (!view.is_overridable_input(init.name())) shapes_[init.name()] = Shape(init.dims().begin(), init.dims().end());
+  }
+  // Node order is topological for every graph this tool writes; a second pass covers inputs
+  // that arrive unsorted.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& node : g.node()) infer(node);
+  }
+}
+
+const Shape* Shapes::of(const std::string& name) const {
+  auto it = shapes_.find(name);
+  return it == shapes_.end() ? nullptr : &it->second;
+}
+
+const Shape* Shapes::concrete(const std::string& name) const {
+  const Shape* s = of(name);
+  if (!s) return nullptr;
+  for (auto d : *s) {
+    if (d < 0) return nullptr;
+  }
+  return s;
+}
+
+void Shapes::set(const std::string& name, Shape shape) {
+  if (!name.empty()) shapes_[name] = std::move(shape);
+}
+
+void Shapes::infer(const onnx::NodeProto& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return;
+  const std::string& op = node.op_type();
+  auto input = [&](int i) -> const Shape* { return i < node.input_size() ? of(node.input(i)) : nullptr; };
+  auto ints_of = [&](int i) -> std::optional<std::vector<int64_t>> {
+    if (i >= node.input_size()) return std::nullopt;
+    const auto* t = view_.constant(node.input(i));
+    if (!t) return std::nullopt;
+    auto v = read_int_values(*t, node.input(i));
+    return v ? std::optional(std::move(v).value()) : std::nullopt;
+  };
+  auto floats_of = [&](int i) -> std::optional<std::vector<double>> {
+    if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
+    const auto* t = view_.constant(node.input(i));
+    if (!t) return std::nullopt;
+    auto v = read_values(*t, node.input(i));
+    return v ? std::optional(std::move(v).value()) : std::nullopt;
+  };
+  if (node.output_size() == 0) return;
+  const std::string& out = node.output(0);
+  const Shape* x = input(0);
+
+  if (op == "Constant") {
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "value" && a.has_t()) set(out, Shape(a.t().dims().begin(), a.t().dims().end()));
+    }
+  } else if (same_shape_ops().contains(op)) {
+    if (x) set(out, *x);
+  } else if (broadcast_ops().contains(op)) {
+    std::optional<Shape> s;
+    for (int i = 0; i < node.input_size(); ++i) {
+      const Shape* in = input(i);
+      if (!in) return;
+      s = s ? broadcast(*s, *in) : *in;
+    }
+    if (s) set(out, *s);
+  } else if (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+    if (!x || x->size() < 3) return;
+    const Shape* w = input(1);
+    auto win = window_of(node, x, (op == "Conv" || op == "ConvTranspose") ? w : nullptr);
+    if (!win || win->rank() + 2 != x->size()) return;
+    Shape s = {(*x)[0], (*x)[1]};
+    if (op == "Conv") s[1] = w && !w->empty() ? (*w)[0] : -1;
+    if (op == "ConvTranspose") {
+      int64_t group = attr::get_int(node, "group", 1);
+      s[1] = w && w->size() > 1 && (*w)[1] >= 0 ? (*w)[1] * group : -1;
+      auto output_shape = attr::get_ints(node, "output_shape");
+      auto output_padding = attr::get_ints(node, "output_padding").value_or(std::vector<int64_t>(win->rank(), 0));
+      for (size_t i = 0; i < win->rank(); ++i) {
+        int64_t in = (*x)[i + 2];
+        if (output_shape && output_shape->size() == win->rank()) {
+          s.push_back((*output_shape)[i]);
+        } else if (in < 0 || output_padding.size() != win->rank()) {
+          s.push_back(-1);
+        } else {
+          s.push_back(win->strides[i] * (in - 1) + output_padding[i] + (win->kernel[i] - 1) * win->dilations[i] + 1 -
+                      win->pads[i] - win->pads[i + win->rank()]);
+        }
+      }
+    } else {
+      for (size_t i = 0; i < win->rank(); ++i) s.push_back(window_output(*win, i, (*x)[i + 2]));
+    }
+    set(out, s);
+    if (op == "MaxPool" && node.output_size() > 1) set(node.output(1), s);
+  } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    if (!x || x->size() < 3) return;
+    Shape s(x->begin(), x->begin() + 2);
+    s.resize(x->size(), 1);
+    set(out, s);
+  } else if (op == "ReduceMean" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceMin") {
+    if (!x) return;
+    bool keep = attr::get_int(node, "keepdims", 1) != 0;
+    // Axes moved from an attribute to an input: ReduceSum at opset 13, the others at 18.
+    auto axes = (op == "ReduceSum" ? opset_ >= 13 : opset_ >= 18) ? ints_of(1) : attr::get_ints(node, "axes");
+    std::vector<bool> reduced(x->size(), !axes || axes->empty());
+    if (axes) {
+      for (auto a : *axes) {
+        int64_t axis = a < 0 ? a + static_cast<int64_t>(x->size()) : a;
+        if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return;
+        reduced[static_cast<size_t>(axis)] = true;
+      }
+    }
+    Shape s;
+    for (size_t i = 0; i < x->size(); ++i) {
+      if (!reduced[i]) {
+        s.push_back((*x)[i]);
+      } else if (keep) {
+        s.push_back(1);
+      }
+    }
+    set(out, s);
+  } else if (op == "Pad") {
+    if (!x) return;
+    auto pads = opset_ >= 11 ? ints_of(1) : attr::get_ints(node, "pads");
+    if (!pads || pads->size() != 2 * x->size()) return;
+    Shape s = *x;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] >= 0) s[i] += (*pads)[i] + (*pads)[i + s.size()];
+    }
+    set(out, s);
+  } else if (op == "Concat") {
+    if (!x) return;
+    int64_t axis = attr::get_int(node, "axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(x->size());
+    if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return;
+    Shape s = *x;
+    auto a = static_cast<size_t>(axis);
+    for (int i = 1; i < node.input_size(); ++i) {
+      const Shape* in = input(i);
+      if (!in || in->size() != s.size()) return;
+      s[a] = (s[a] < 0 || (*in)[a] < 0) ? -1 : s[a] + (*in)[a];
+    }
+    set(out, s);
+  } else if (op == "Flatten") {
+    if (!x) return;
+    int64_t axis = attr::get_int(node, "axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(x->size());
+    if (axis < 0 || axis > static_cast<int64_t>(x->size())) return;
+    set(out, {product(*x, 0, static_cast<size_t>(axis)), product(*x, static_cast<size_t>(axis), x->size())});
+  } else if (op == "Gemm") {
+    const Shape* b = input(1);
+    if (!x || !b || x->size() != 2 || b->size() != 2) return;
+    bool ta = attr::get_int(node, "transA", 0) != 0, tb = attr::get_int(node, "transB", 0) != 0;
+    set(out, {ta ? (*x)[1] : (*x)[0], tb ? (*b)[0] : (*b)[1]});
+  } else if (op == "MatMul") {
+    const Shape* b = input(1);
+    if (!x || !b || x->empty() || b->empty()) return;
+    Shape a2 = *x, b2 = *b;
+    if (a2.size() == 1) a2.insert(a2.begin(), 1);
+    if (b2.size() == 1) b2.push_back(1);
+    Shape batch = broadcast(Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2));
+    if (x->size() > 1) batch.push_back(a2[a2.size() - 2]);
+    if (b->size() > 1) batch.push_back(b2.back());
+    set(out, batch);
+  } else if (op == "Reshape") {
+    auto target = ints_of(1);
+    if (!target) return;
+    Shape s = *target;
+    bool allow_zero = attr::get_int(node, "allowzero", 0) != 0;
+    int64_t known = 1, infer_at = -1;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == 0 && !allow_zero) s[i] = x && i < x->size() ? (*x)[i] : -1;
+      if (s[i] == -1 && (*target)[i] == -1) {
+        infer_at = static_cast<int64_t>(i);
+      } else if (s[i] < 0) {
+        known = -1;
+      } else if (known >= 0) {
+        known *= s[i];
+      }
+    }
+    if (infer_at >= 0) {
+      int64_t total = x ? product(*x, 0, x->size()) : -1;
+      s[static_cast<size_t>(infer_at)] = (total >= 0 && known > 0) ? total / known : -1;
+    }
+    set(out, s);
+  } else if (op == "Resize" || op == "Upsample") {
+    if (!x) return;
+    // Upsample(X, scales); Resize-10(X, scales); Resize-11+(X, roi, scales, sizes).
+    int scales_at = (op == "Upsample" || opset_ < 11) ? 1 : 2;
+    if (op == "Upsample" && opset_ < 9) {
+      if (const auto* a = attr::find(node, "scales")) {
+        Shape s = *x;
+        for (int i = 0; i < a->floats_size() && i < static_cast<int>(s.size()); ++i) {
+          if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * a->floats(i)));
+        }
+        set(out, s);
+      }
+      return;
+    }
+    if (auto sizes = ints_of(3); sizes && sizes->size() == x->size()) {
+      set(out, *sizes);
+      return;
+    }
+    auto scales = floats_of(scales_at);
+    if (!scales || scales->size() != x->size()) return;
+    Shape s = *x;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * (*scales)[i]));
+    }
+    set(out, s);
+  } else if (op == "Transpose") {
+    if (!x) return;
+    auto perm = attr::get_ints(node, "perm");
+    Shape s(x->size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      size_t from = perm ? static_cast<size_t>((*perm)[i]) : s.size() - 1 - i;
+      if (from >= x->size()) return;
+      s[i] = (*x)[from];
+    }
+    set(out, s);
+  }
+}
+
+std::string format_shape(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i] < 0 ? "?" : fmt::format("{}", shape[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace lattice

@@ -1,0 +1,32 @@
+#pragma once
+// The sliding window of Conv, ConvTranspose, MaxPool and AveragePool over the spatial axes, with
+// auto_pad resolved to explicit pads where the input size is known.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx-ml.pb.h"
+
+namespace lattice {
+
+using Shape = std::vector<int64_t>;  // -1: a dimension that is not a known number
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations;
+  std::vector<int64_t> pads;  // ONNX order: all begins, then all ends
+  bool ceil_mode = false;
+  std::string auto_pad = "NOTSET";
+
+  size_t rank() const { return kernel.size(); }
+  bool pads_symmetric_same() const;  // pads == kernel / 2 on every side
+};
+
+// `input` is the node's input shape ([N, C, spatial...]) if known; `weight` the Conv weight's.
+// nullopt when the kernel is not known (no kernel_shape and no weight shape).
+std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input, const Shape* weight);
+
+// Output size along one spatial axis of a pooling or convolution window; -1 if `in` is unknown.
+int64_t window_output(const Window& w, size_t axis, int64_t in);
+
+}  // namespace lattice

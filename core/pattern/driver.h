@@ -1,0 +1,22 @@
+#pragma once
+// Runs a target's patterns over a model (SPEC section 1): the conversion phase repeated until an
+// iteration changes nothing (at most 16 iterations), then the fusion phase once. Every match,
+// applied or not, and every warning goes into the report.
+#include "core/graph/graph_view.h"
+#include "core/options.h"
+#include "core/report/report.h"
+#include "core/util/result.h"
+#include "onnx-ml.pb.h"
+
+namespace lattice {
+
+inline constexpr int kMaxConversionIterations = 16;
+
+// `labels` starts as GraphView::original_labels of the loaded model and keeps the labels of
+// unnamed nodes as they move.
+Status run_phases(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report);
+
+// The default-domain opset the model imports.
+int64_t default_opset(const onnx::ModelProto& model);
+
+}  // namespace lattice

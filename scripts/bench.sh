@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Speed of the conversion, as ratios measured in one run on the largest fixture (this machine is
+# noisy: compare ratios, not absolute times).
+#   convert / round trip : native full conversion vs a plain parse + serialise (target <= 2)
+#   wasm / native        : the same conversion in WebAssembly under Node vs native (target <= 1.6)
+#   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+bash "$ROOT/scripts/build.sh" --test >/dev/null
+model=${1:-$CACHE/zoo/resnet50.onnx}
+repeats=${2:-5}
+target=${3:-lattice}
+[[ -f "$model" ]] || /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" zoo "$CACHE/zoo" resnet50
+
+native=$("$ROOT/build/native/onnx_lattice_bench" "$model" "$repeats" "$target")
+wasm=$(node "$ROOT/bench/bench_wasm.mjs" "$model" "$repeats" "$target")
+node -e '
+const [n, w, model, target] = [JSON.parse(process.argv[1]), JSON.parse(process.argv[2]), process.argv[3], process.argv[4]];
+const r = (x) => x.toFixed(2);
+console.log(`model ${model} (${(n.bytes / 2 ** 20).toFixed(1)} MiB), target ${target}, ${n.matches} matches`);
+console.log(`native round trip      ${r(n.round_trip_ms)} ms`);
+console.log(`native convert         ${r(n.convert_ms)} ms   convert / round trip = ${r(n.convert_ms / n.round_trip_ms)}  (target <= 2)`);
+console.log(`wasm convert           ${r(w.convert_ms)} ms   wasm / native = ${r(w.convert_ms / n.convert_ms)}  (target <= 1.6)`);
+console.log(`wasm incl. JS copies   ${r(w.with_js_copies_ms)} ms   / native = ${r(w.with_js_copies_ms / n.convert_ms)}`);
+' "$native" "$wasm" "$model" "$target"

@@ -1,0 +1,333 @@
+// ConvBatchNormFoldPattern: what it folds, what it refuses and why, and what it leaves intact.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/convert.h"
+#include "core/onnx/attributes.h"
+#include "core/onnx/model_io.h"
+#include "core/onnx/tensor_values.h"
+#include "core/onnx/validate.h"
+#include "support.h"
+
+using namespace lattice;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Converted {
+  onnx::ModelProto model;
+  Report report;
+};
+
+Converted convert_model(const onnx::ModelProto& input, Options options = {}) {
+  options.target = "none";
+  std::string bytes = input.SerializeAsString();
+  auto result = convert(test::bytes(bytes), options);
+  REQUIRE(result.ok());
+  auto out = result->output(bytes);
+  REQUIRE(out.has_value());
+  auto model = parse_model({reinterpret_cast<const uint8_t*>(out->data()), out->size()});
+  REQUIRE(model.ok());
+  REQUIRE(validate_model(*model).ok());
+  return {std::move(model).value(), std::move(result->report)};
+}
+
+const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer()) {
+    if (t.name() == name) return t;
+  }
+  FAIL("no initializer " << name);
+  throw std::logic_error("unreachable");
+}
+
+bool has_initializer(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer()) {
+    if (t.name() == name) return true;
+  }
+  return false;
+}
+
+std::vector<double> values(const onnx::TensorProto& t) {
+  auto v = read_values(t, t.name());
+  REQUIRE(v.ok());
+  return *v;
+}
+
+// y = BN(W x + b) for the 1x1 conv of conv_bn_model, straight from the definition.
+std::vector<double> reference(const onnx::ModelProto& m, const std::vector<double>& x) {
+  auto get = [&](const std::string& n) { return values(initializer(m, n)); };
+  auto w = get("w"), gamma = get("gamma"), beta = get("beta"), mean = get("mean"), var = get("var");
+  std::vector<double> b = has_initializer(m, "b") ? get("b") : std::vector<double>(x.size(), 0.0);
+  std::vector<double> y;
+  for (size_t o = 0; o < x.size(); ++o) {
+    double c = b[o];
+    for (size_t i = 0; i < x.size(); ++i) c += w[o * x.size() + i] * x[i];
+    y.push_back((c - mean[o]) / std::sqrt(var[o] + 1e-5) * gamma[o] + beta[o]);
+  }
+  return y;
+}
+
+// y = W' x + b' for the folded model.
+std::vector<double> folded_output(const onnx::ModelProto& m, const std::vector<double>& x) {
+  const auto& conv = m.graph().node(0);
+  auto w = values(initializer(m, conv.input(1))), b = values(initializer(m, conv.input(2)));
+  std::vector<double> y;
+  for (size_t o = 0; o < x.size(); ++o) {
+    double c = b[o];
+    for (size_t i = 0; i < x.size(); ++i) c += w[o * x.size() + i] * x[i];
+    y.push_back(c);
+  }
+  return y;
+}
+
+void check_equivalent(const onnx::ModelProto& before, const onnx::ModelProto& after, double tolerance) {
+  std::vector<double> x{0.7, -1.3, 2.1};
+  auto want = reference(before, x), got = folded_output(after, x);
+  for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(want[i] - got[i]) <= tolerance * (1 + std::abs(want[i])));
+}
+
+}  // namespace
+
+TEST_CASE("a Conv followed by BatchNormalization becomes one Conv writing the BN's output") {
+  auto model = test::conv_bn_model(3, true);
+  auto [out, report] = convert_model(model);
+  REQUIRE(out.graph().node_size() == 1);
+  CHECK(out.graph().node(0).op_type() == "Conv");
+  CHECK(out.graph().node(0).output(0) == "y");
+  CHECK(out.graph().node(0).name() == "conv");
+  REQUIRE(report.matches.size() == 1);
+  CHECK(report.matches[0].id == "ConvBatchNormFoldPattern:conv");
+  CHECK(report.matches[0].applied);
+  CHECK(report.matches[0].nodes == std::vector<std::string>{"conv", "bn"});
+  CHECK(report.matches[0].numerically_equivalent);
+  // The BN parameters and the old weight are gone; nothing unused is left behind.
+  CHECK(out.graph().initializer_size() == 2);
+  check_equivalent(model, out, 1e-6);
+}
+
+TEST_CASE("a Conv without bias gains one") {
+  auto model = test::conv_bn_model(3, false);
+  auto [out, report] = convert_model(model);
+  REQUIRE(out.graph().node(0).input_size() == 3);
+  check_equivalent(model, out, 1e-6);
+}
+
+TEST_CASE("float16 and double weights are folded in their own type, rounded once") {
+  for (auto type : {onnx::TensorProto::FLOAT16, onnx::TensorProto::DOUBLE}) {
+    auto model = test::conv_bn_model(3, true);
+    for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+      auto v = values(t);
+      t = make_tensor(t.name(), type, {t.dims().begin(), t.dims().end()}, v);
+    }
+    auto [out, report] = convert_model(model);
+    REQUIRE(report.matches.at(0).applied);
+    CHECK(initializer(out, out.graph().node(0).input(1)).data_type() == type);
+    check_equivalent(model, out, type == onnx::TensorProto::DOUBLE ? 1e-12 : 2e-3);
+  }
+}
+
+TEST_CASE("BatchNorm parameters held in Constant nodes are folded and the Constants removed") {
+  auto model = test::conv_bn_model(3, true);
+  auto& g = *model.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (const char* name : {"gamma", "beta", "mean", "var"}) {
+    auto* c = nodes.Add();
+    c->set_op_type("Constant");
+    c->set_name(std::string("const_") + name);
+    c->add_output(name);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = initializer(model, name);
+  }
+  for (auto& n : *g.mutable_node()) *nodes.Add() = n;
+  g.mutable_node()->Swap(&nodes);
+  onnx::ModelProto reference_model = model;  // keeps the initializers for the reference
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  for (const auto& t : g.initializer()) {
+    if (t.name() == "w" || t.name() == "b") *kept.Add() = t;
+  }
+  g.mutable_initializer()->Swap(&kept);
+  auto [out, report] = convert_model(model);
+  REQUIRE(report.matches.at(0).applied);
+  REQUIRE(out.graph().node_size() == 1);
+  check_equivalent(reference_model, out, 1e-6);
+}
+
+TEST_CASE("a weight shared with another Conv is copied, never changed in place") {
+  auto model = test::conv_bn_model(3, true);
+  auto& g = *model.mutable_graph();
+  test::add_node(g, "Conv", "other", {"x", "w", "b"}, {"z"});
+  g.add_output()->set_name("z");
+  auto [out, report] = convert_model(model);
+  REQUIRE(report.matches.at(0).applied);
+  CHECK(initializer(out, "w").SerializeAsString() == initializer(model, "w").SerializeAsString());
+  CHECK(initializer(out, "b").SerializeAsString() == initializer(model, "b").SerializeAsString());
+  CHECK(out.graph().node(0).input(1) != "w");
+}
+
+TEST_CASE("training-mode BatchNormalization is left alone, with the reason") {
+  auto with_attr = test::conv_bn_model(3, true, 15);
+  attr::set_int(*with_attr.mutable_graph()->mutable_node(1), "training_mode", 1);
+  auto three_outputs = test::conv_bn_model(3, true, 13);
+  three_outputs.mutable_graph()->mutable_node(1)->add_output("running_mean");
+  three_outputs.mutable_graph()->mutable_node(1)->add_output("running_var");
+  for (const auto& model : {with_attr, three_outputs}) {
+    auto [out, report] = convert_model(model);
+    CHECK(out.graph().node_size() == 2);
+    REQUIRE(report.matches.size() == 1);
+    CHECK_FALSE(report.matches[0].applied);
+    CHECK_THAT(report.matches[0].reason, Contains("training mode"));
+    REQUIRE(report.unsupported.size() == 1);
+    CHECK_THAT(report.unsupported[0].reason, Contains("training mode"));
+  }
+}
+
+TEST_CASE("parameters that are graph inputs are not constants and are not folded") {
+  auto model = test::conv_bn_model(3, true);
+  test::set_input_shape(*model.mutable_graph()->add_input(), "var", {3});
+  auto [out, report] = convert_model(model);
+  REQUIRE(report.matches.size() == 1);
+  CHECK_FALSE(report.matches[0].applied);
+  CHECK_THAT(report.matches[0].reason, Contains("the variance 'var' of 'bn' is not a constant"));
+}
+
+TEST_CASE("a Conv whose output is also read elsewhere is not matched") {
+  auto model = test::conv_bn_model(3, true);
+  model.mutable_graph()->add_output()->set_name("c");
+  auto [out, report] = convert_model(model);
+  CHECK(report.matches.empty());
+  REQUIRE(report.unsupported.size() == 1);
+  CHECK_THAT(report.unsupported[0].reason, Contains("also read elsewhere"));
+}
+
+TEST_CASE("an initializer still read inside a subgraph survives the fold") {
+  auto model = test::conv_bn_model(3, true);
+  auto& g = *model.mutable_graph();
+  auto& branch = test::add_node(g, "If", "branch", {"cond"}, {"z"});
+  *g.add_initializer() = test::float_tensor("cond", {}, {1});
+  g.mutable_initializer()->rbegin()->set_data_type(onnx::TensorProto::BOOL);
+  g.mutable_initializer()->rbegin()->clear_float_data();
+  g.mutable_initializer()->rbegin()->add_int32_data(1);
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = branch.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* body = a->mutable_g();
+    body->set_name(name);
+    test::add_node(*body, "Identity", std::string(name) + "_id", {"gamma"}, {std::string(name) + "_out"});
+    body->add_output()->set_name(std::string(name) + "_out");
+  }
+  g.add_output()->set_name("z");
+  auto [out, report] = convert_model(model);
+  REQUIRE(report.matches.at(0).applied);
+  CHECK(has_initializer(out, "gamma"));
+  CHECK_FALSE(has_initializer(out, "var"));
+}
+
+TEST_CASE("Gemm folding covers transB, beta and a broadcast C") {
+  for (int trans_b : {0, 1}) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto& g = *m.mutable_graph();
+    test::set_input_shape(*g.add_input(), "a", {1, 2});
+    g.add_output()->set_name("y");
+    // B as [K=2, N=3], or [N=3, K=2] with transB.
+    std::vector<float> b_kn{1, 2, 3, 4, 5, 6};
+    std::vector<float> b = b_kn;
+    if (trans_b) b = {1, 4, 2, 5, 3, 6};
+    *g.add_initializer() = test::float_tensor("B", trans_b ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{2, 3}, b);
+    *g.add_initializer() = test::float_tensor("C", {1}, {0.5f});
+    *g.add_initializer() = test::float_tensor("gamma", {3}, {1, 2, 3});
+    *g.add_initializer() = test::float_tensor("beta", {3}, {0.1f, 0.2f, 0.3f});
+    *g.add_initializer() = test::float_tensor("mean", {3}, {1, -1, 0});
+    *g.add_initializer() = test::float_tensor("var", {3}, {1, 4, 9});
+    auto& gemm = test::add_node(g, "Gemm", "fc", {"a", "B", "C"}, {"h"});
+    attr::set_int(gemm, "transB", trans_b);
+    attr::set_float(gemm, "alpha", 2.0f);
+    attr::set_float(gemm, "beta", 0.5f);
+    test::add_node(g, "BatchNormalization", "bn", {"h", "gamma", "beta", "mean", "var"}, {"y"});
+    auto [out, report] = convert_model(m);
+    REQUIRE(report.matches.at(0).applied);
+    const auto& folded = out.graph().node(0);
+    CHECK(attr::get_float(folded, "beta", 0) == 1.0f);
+    CHECK(attr::get_float(folded, "alpha", 0) == 2.0f);
+    auto fb = values(initializer(out, folded.input(1))), fc = values(initializer(out, folded.input(2)));
+    std::vector<double> a{0.3, -0.7};
+    std::vector<double> gamma{1, 2, 3}, beta{0.1, 0.2, 0.3}, mean{1, -1, 0}, var{1, 4, 9};
+    for (size_t n = 0; n < 3; ++n) {
+      double h = 0.5 * 0.5, folded_y = fc[n];
+      for (size_t k = 0; k < 2; ++k) {
+        h += 2.0 * a[k] * b_kn[k * 3 + n];
+        folded_y += 2.0 * a[k] * (trans_b ? fb[n * 2 + k] : fb[k * 3 + n]);
+      }
+      double want = (h - mean[n]) / std::sqrt(var[n] + 1e-5) * gamma[n] + beta[n];
+      CHECK(std::abs(folded_y - want) < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("folding is deterministic and a folded model converts to itself") {
+  auto model = test::conv_bn_model(4, true);
+  std::string bytes = model.SerializeAsString();
+  Options options;
+  options.target = "none";
+  auto first = convert(test::bytes(bytes), options), second = convert(test::bytes(bytes), options);
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  CHECK(*first->converted == *second->converted);
+  auto again = convert(test::bytes(*first->converted), options);
+  REQUIRE(again.ok());
+  CHECK(again->report.matches.empty());
+  CHECK_FALSE(again->converted.has_value());
+}
+
+TEST_CASE("the output model records the tool, target and applied patterns") {
+  auto [out, report] = convert_model(test::conv_bn_model(2, true));
+  std::map<std::string, std::string> props;
+  for (const auto& p : out.metadata_props()) props[p.key()] = p.value();
+  CHECK(props["onnx_lattice.target"] == "none");
+  CHECK(props["onnx_lattice.applied_patterns"] == "ConvBatchNormFoldPattern");
+  CHECK(props["onnx_lattice.version"] == kToolVersion);
+}
+
+TEST_CASE("a skipped match is reported and not applied") {
+  Options options;
+  options.skip_matches = {"ConvBatchNormFoldPattern:conv"};
+  auto [out, report] = convert_model(test::conv_bn_model(2, true), options);
+  CHECK(out.graph().node_size() == 2);
+  REQUIRE(report.matches.size() == 1);
+  CHECK_FALSE(report.matches[0].applied);
+  CHECK_THAT(report.matches[0].reason, Contains("skipped on request"));
+}
+
+TEST_CASE("half precision conversion rounds to nearest even") {
+  CHECK(float_to_half(1.0f) == 0x3c00);
+  CHECK(half_to_float(0x3c00) == 1.0f);
+  CHECK(float_to_half(65504.0f) == 0x7bff);
+  CHECK(float_to_half(1e6f) == 0x7c00);
+  CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));
+  CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);
+  // 1 + 2^-11 is half-way between 1 and the next half (1 + 2^-10): ties go to even (1.0).
+  CHECK(double_to_half(1.0 + std::ldexp(1.0, -11)) == 0x3c00);
+  CHECK(double_to_half(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30)) == 0x3c01);
+  for (uint16_t h = 0; h < 0x7c00; h = static_cast<uint16_t>(h + 7)) CHECK(float_to_half(half_to_float(h)) == h);
+}
+
+TEST_CASE("before IR 4, initializers listed as graph inputs are constants: folded, then removed with their inputs") {
+  auto model = test::conv_bn_model(3, true, 7);
+  model.set_ir_version(3);
+  for (const auto& t : std::vector<onnx::TensorProto>(model.graph().initializer().begin(), model.graph().initializer().end())) {
+    test::set_input_shape(*model.mutable_graph()->add_input(), t.name(), {t.dims().begin(), t.dims().end()});
+  }
+  auto [out, report] = convert_model(model);
+  REQUIRE(report.matches.at(0).applied);
+  for (const char* gone : {"gamma", "beta", "mean", "var", "w", "b"}) {
+    CHECK_FALSE(has_initializer(out, gone));
+    for (const auto& input : out.graph().input()) CHECK(input.name() != gone);
+  }
+  CHECK(out.graph().input(0).name() == "x");
+  check_equivalent(model, out, 1e-6);
+}

@@ -1,0 +1,61 @@
+// ConvBatchNormFoldPattern against onnxruntime: folded models compute what the originals do,
+// on the fixtures and on torchvision architectures exported with BatchNorm kept.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { createConverter } from '../../wasm/index.mjs';
+import { fixture } from './helpers.mjs';
+import { compareOutputs } from './ort.mjs';
+
+const lattice = await createConverter();
+const ZOO = process.env.ONNX_LATTICE_ZOO ?? join(process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lattice'), 'zoo');
+const FOLD_ONLY = { target: 'none' };
+
+const models = [
+  ...['conv_bn_relu', 'conv_bn_opset7', 'conv_bn_opset15', 'conv_bn_opset17', 'resnet_stem', 'resnet_stem_opset9', 'linear_bn', 'grouped_decoder', 'shared_weight', 'sample']
+    .map((name) => [name, fixture(`${name}.onnx`)]),
+  ...['resnet18', 'resnet50', 'mobilenet_v2', 'mobilenet_v3_small', 'efficientnet_b0', 'densenet121', 'googlenet',
+    'regnet_x_400mf'].map((name) => [name, join(ZOO, `${name}.onnx`)]),
+];
+
+for (const [name, path] of models) {
+  test(`${name}: every BatchNorm is folded and outputs match onnxruntime within float rounding`, { skip: !existsSync(path) && `no ${path}: run scripts/test.sh` }, async () => {
+    const bytes = readFileSync(path);
+    const { model, report } = lattice.convert(bytes, FOLD_ONLY);
+    const bnBefore = report.input.op_counts.BatchNormalization ?? 0;
+    assert.ok(bnBefore > 0, 'the fixture has BatchNorm to fold');
+    const folded = report.matches.filter((m) => m.applied).length;
+    assert.ok(folded > 0, 'something was folded');
+    // Every BN that follows a Conv/ConvTranspose/Gemm read only by it is folded in these models;
+    // every BN left (DenseNet's, after a Concat) is in the audit with the reason.
+    assert.deepEqual(report.matches.filter((m) => !m.applied), []);
+    const left = report.output.op_counts.BatchNormalization ?? 0;
+    assert.equal(left, bnBefore - folded);
+    const audited = report.unsupported.filter((u) => u.op_type === 'BatchNormalization');
+    assert.equal(audited.length, left);
+    for (const u of audited) assert.match(u.reason, /not folded: it follows \w+ '.*', not a Conv, ConvTranspose or Gemm/);
+
+    const { outputs, originalNames, convertedNames } = await compareOutputs(bytes, model);
+    assert.deepEqual(convertedNames, originalNames, 'graph outputs keep their names');
+    for (const [output, { maxDiff, maxMag, dims, convertedDims }] of Object.entries(outputs)) {
+      assert.deepEqual(convertedDims, dims);
+      assert.ok(maxDiff <= 1e-5 * maxMag, `${output}: max |diff| ${maxDiff} > 1e-5 x ${maxMag}`);
+    }
+  });
+}
+
+test('converting a folded model again applies nothing and returns it byte for byte', () => {
+  const { model } = lattice.convert(readFileSync(fixture('resnet_stem.onnx')), FOLD_ONLY);
+  const again = lattice.convert(model, FOLD_ONLY);
+  assert.equal(again.report.matches.length, 0);
+  assert.ok(Buffer.from(again.model).equals(Buffer.from(model)));
+});
+
+test('two conversions of the same model give identical bytes', () => {
+  const bytes = readFileSync(fixture('sample.onnx'));
+  const a = lattice.convert(bytes, FOLD_ONLY).model, b = lattice.convert(bytes, FOLD_ONLY).model;
+  assert.ok(Buffer.from(a).equals(Buffer.from(b)));
+});
