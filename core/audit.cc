@@ -1,6 +1,10 @@
 #include "core/audit.h"
 
 #include "core/graph/graph_view.h"
+#include "core/graph/shapes.h"
+#include "core/pattern/driver.h"
+#include "core/pattern/registry.h"
+#include "core/patterns/lattice/hardware.h"
 
 namespace lattice {
 namespace {
@@ -31,10 +35,16 @@ std::string unfolded_batch_norm_reason(const GraphView& view, int bn, const Opti
 
 void audit(const onnx::ModelProto& model, const Options& options, const GraphView::Labels& labels, Report& report) {
   GraphView view(model.graph(), &labels, model.ir_version());
+  int64_t opset = default_opset(model);
+  Shapes shapes(view, opset);
+  const Target& target = *find_target(options.target);
+  MatchContext ctx{view, shapes, opset, target};
   for (int i = 0; i < view.size(); ++i) {
     const auto& node = view.node(i);
     if (node.op_type() == "BatchNormalization") {
       report.unsupported.push_back({view.label(i), node.op_type(), unfolded_batch_norm_reason(view, i, options, report)});
+    } else if (!target.conv_kernels.empty()) {
+      if (auto reason = unsupported_reason(ctx, i)) report.unsupported.push_back({view.label(i), node.op_type(), *reason});
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/graph/shapes.h"
 #include "core/onnx/subgraph.h"
 
 namespace lattice {
@@ -81,8 +82,9 @@ void filter(google::protobuf::RepeatedPtrField<T>& field, Keep keep) {
 
 }  // namespace
 
-Status apply_replacement(onnx::GraphProto& graph, const GraphView& view, const Match& match, Replacement r,
-                         int64_t ir_version) {
+Result<std::vector<std::string>> apply_replacement(onnx::GraphProto& graph, const MatchContext& ctx,
+                                                   const Match& match, Replacement r, int64_t ir_version) {
+  const GraphView& view = ctx.view;
   std::vector<int> matched = match.nodes();
   std::unordered_set<int> removed(matched.begin(), matched.end());
   NameMap rewires(r.rewires.begin(), r.rewires.end());
@@ -129,6 +131,33 @@ Status apply_replacement(onnx::GraphProto& graph, const GraphView& view, const M
   std::vector<int> order = stable_topological_order(nodes);
   if (order.size() != nodes.size()) return error("the replacement would create a cycle");
 
+  // Shapes as they would be: every node whose inputs stop fitting together refuses the rewrite.
+  std::vector<const onnx::NodeProto*> prospective;
+  for (int i : order) prospective.push_back(nodes[i]);
+  Shapes after_shapes(view, ctx.opset, prospective, r.initializers);
+  for (const auto* node : prospective) {
+    if (auto conflict = shape_conflict(*node, after_shapes)) return error("the result would not be valid: {}", *conflict);
+  }
+  std::vector<std::string> shape_changes;
+  auto compare = [&](const std::string& name, std::string_view what) {
+    const Shape *before = ctx.shapes.of(name), *now = after_shapes.of(name);
+    if (before && now && !same_shape(*before, *now)) {
+      shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name, format_shape(*before),
+                                          format_shape(*now)));
+    }
+  };
+  // Tensors the rest of the graph reads: readers outside the matched chain.
+  for (const auto& n : r.nodes) {
+    for (const auto& o : n.output()) {
+      int outside = view.reader_count(o);
+      for (int j : matched) {
+        for (const auto& in : view.node(j).input()) outside -= (in == o) ? 1 : 0;
+      }
+      if (outside > 0 && !view.is_graph_output(o)) compare(o, "output");
+    }
+  }
+  for (const auto& output : graph.output()) compare(output.name(), "graph output");
+
   google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
   sorted.Reserve(static_cast<int>(order.size()));
   for (int i : order) {
@@ -154,7 +183,31 @@ Status apply_replacement(onnx::GraphProto& graph, const GraphView& view, const M
   filter(*graph.mutable_value_info(), [&](const onnx::ValueInfoProto& v) {
     return after.producer(v.name()) >= 0 || after.initializer(v.name()) || after.is_graph_input(v.name());
   });
-  return ok_status();
+  return shape_changes;
+}
+
+void update_declared_shapes(onnx::GraphProto& graph, const Shapes& shapes) {
+  auto update = [&](onnx::ValueInfoProto& info) {
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+    const Shape* inferred = shapes.of(info.name());
+    if (!inferred) return;
+    auto* shape = info.mutable_type()->mutable_tensor_type()->mutable_shape();
+    Shape declared;
+    for (const auto& d : shape->dim()) declared.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    if (same_shape(declared, *inferred)) return;
+    onnx::TensorShapeProto fresh;
+    for (size_t i = 0; i < inferred->size(); ++i) {
+      auto* dim = fresh.add_dim();
+      if ((*inferred)[i] >= 0) {
+        dim->set_dim_value((*inferred)[i]);
+      } else if (i < static_cast<size_t>(shape->dim_size()) && shape->dim(static_cast<int>(i)).has_dim_param()) {
+        dim->set_dim_param(shape->dim(static_cast<int>(i)).dim_param());
+      }
+    }
+    *shape = std::move(fresh);
+  };
+  for (auto& info : *graph.mutable_value_info()) update(info);
+  for (auto& info : *graph.mutable_output()) update(info);
 }
 
 }  // namespace lattice

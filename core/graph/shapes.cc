@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -61,6 +62,37 @@ const std::unordered_set<std::string>& broadcast_ops() {
 }  // namespace
 
 Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset) {
+  seed();
+  // Node order is topological for every graph this tool writes; a second pass covers inputs
+  // that arrive unsorted.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& node : view.graph().node()) infer(node);
+  }
+}
+
+Shapes::Shapes(const GraphView& view, int64_t opset, const std::vector<const onnx::NodeProto*>& nodes,
+               const std::vector<onnx::TensorProto>& extra_initializers)
+    : view_(view), opset_(opset) {
+  seed();
+  for (const auto& t : extra_initializers) {
+    extra_constants_[t.name()] = &t;
+    shapes_[t.name()] = Shape(t.dims().begin(), t.dims().end());
+  }
+  for (const auto* node : nodes) {
+    for (const auto& a : node->attribute()) {
+      if (node->op_type() == "Constant" && a.name() == "value" && a.has_t()) extra_constants_[node->output(0)] = &a.t();
+    }
+  }
+  for (const auto* node : nodes) infer(*node);
+}
+
+const onnx::TensorProto* Shapes::constant(const std::string& name) const {
+  auto it = extra_constants_.find(name);
+  return it != extra_constants_.end() ? it->second : view_.constant(name);
+}
+
+void Shapes::seed() {
+  const auto& view = view_;
   const auto& g = view.graph();
   for (const auto& info : g.value_info()) {
     if (has_shape(info)) shapes_[info.name()] = from_type(info.type());
@@ -73,11 +105,6 @@ Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset
   }
   for (const auto& init : g.initializer()) {
     if (!view.is_overridable_input(init.name())) shapes_[init.name()] = Shape(init.dims().begin(), init.dims().end());
-  }
-  // Node order is topological for every graph this tool writes; a second pass covers inputs
-  // that arrive unsorted.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const auto& node : g.node()) infer(node);
   }
 }
 
@@ -105,14 +132,14 @@ void Shapes::infer(const onnx::NodeProto& node) {
   auto input = [&](int i) -> const Shape* { return i < node.input_size() ? of(node.input(i)) : nullptr; };
   auto ints_of = [&](int i) -> std::optional<std::vector<int64_t>> {
     if (i >= node.input_size()) return std::nullopt;
-    const auto* t = view_.constant(node.input(i));
+    const auto* t = constant(node.input(i));
     if (!t) return std::nullopt;
     auto v = read_int_values(*t, node.input(i));
     return v ? std::optional(std::move(v).value()) : std::nullopt;
   };
   auto floats_of = [&](int i) -> std::optional<std::vector<double>> {
     if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
-    const auto* t = view_.constant(node.input(i));
+    const auto* t = constant(node.input(i));
     if (!t) return std::nullopt;
     auto v = read_values(*t, node.input(i));
     return v ? std::optional(std::move(v).value()) : std::nullopt;
@@ -290,6 +317,53 @@ void Shapes::infer(const onnx::NodeProto& node) {
     }
     set(out, s);
   }
+}
+
+bool same_shape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes) {
+  const std::string& op = node.op_type();
+  bool concat = op == "Concat";
+  if (!concat && !broadcast_ops().contains(op)) return std::nullopt;
+  std::vector<const Shape*> inputs;
+  for (const auto& in : node.input()) {
+    if (!in.empty()) inputs.push_back(shapes.of(in));
+  }
+  auto describe = [&] {
+    std::string s;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      s += (i ? ", " : "") + (inputs[i] ? format_shape(*inputs[i]) : std::string("?"));
+    }
+    return s;
+  };
+  const Shape* first = inputs.empty() ? nullptr : inputs[0];
+  for (const Shape* s : inputs) {
+    if (!s || !first) continue;
+    if (concat) {
+      if (s->size() != first->size()) return fmt::format("{} '{}' would join inputs of shapes {}", op, node.name(), describe());
+      int64_t axis = attr::get_int(node, "axis", 1);
+      if (axis < 0) axis += static_cast<int64_t>(s->size());
+      for (size_t d = 0; d < s->size(); ++d) {
+        if (static_cast<int64_t>(d) != axis && (*s)[d] >= 0 && (*first)[d] >= 0 && (*s)[d] != (*first)[d]) {
+          return fmt::format("{} '{}' would join inputs of shapes {}", op, node.name(), describe());
+        }
+      }
+    } else {
+      for (size_t d = 1; d <= std::min(s->size(), first->size()); ++d) {
+        int64_t x = (*s)[s->size() - d], y = (*first)[first->size() - d];
+        if (x >= 0 && y >= 0 && x != y && x != 1 && y != 1) {
+          return fmt::format("{} '{}' would combine inputs of shapes {}", op, node.name(), describe());
+        }
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 std::string format_shape(const Shape& shape) {

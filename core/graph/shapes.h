@@ -2,7 +2,9 @@
 // Tensor shapes for the ops the patterns look at (SPEC section 1), seeded from graph inputs,
 // initializers, Constant nodes and value_info. An inferred shape wins over a stale value_info;
 // dimensions that are symbolic or unknown stay -1.
+#include <optional>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "core/graph/graph_view.h"
@@ -13,6 +15,10 @@ namespace lattice {
 class Shapes {
  public:
   Shapes(const GraphView& view, int64_t opset);
+  // The shapes the graph would have with `nodes` (in order) instead of its own, and with
+  // `extra_initializers` added: what the Rewriter checks a replacement against.
+  Shapes(const GraphView& view, int64_t opset, const std::vector<const onnx::NodeProto*>& nodes,
+         const std::vector<onnx::TensorProto>& extra_initializers);
 
   // nullptr when not even the rank is known.
   const Shape* of(const std::string& name) const;
@@ -20,15 +26,25 @@ class Shapes {
   const Shape* concrete(const std::string& name) const;
 
  private:
+  void seed();
   void infer(const onnx::NodeProto& node);
   void set(const std::string& name, Shape shape);
+  const onnx::TensorProto* constant(const std::string& name) const;
 
   const GraphView& view_;
+  std::unordered_map<std::string, const onnx::TensorProto*> extra_constants_;
   int64_t opset_;
   std::unordered_map<std::string, Shape> shapes_;
 };
 
 // "[1, 3, 224, 224]", "?" for an unknown dimension.
 std::string format_shape(const Shape& shape);
+
+// Whether two shapes may be the same tensor's: equal rank, and equal wherever both are known.
+bool same_shape(const Shape& a, const Shape& b);
+
+// A multi-input node whose inputs no longer fit together (Concat with different non-axis
+// dims, elementwise ops that cannot broadcast): the message names it and the shapes.
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes);
 
 }  // namespace lattice

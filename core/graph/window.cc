@@ -6,7 +6,8 @@ namespace lattice {
 
 bool Window::pads_symmetric_same() const {
   for (size_t i = 0; i < rank(); ++i) {
-    if (pads[i] != kernel[i] / 2 || pads[i + rank()] != kernel[i] / 2) return false;
+    int64_t same = dilations[i] * (kernel[i] / 2);
+    if (pads[i] != same || pads[i + rank()] != same) return false;
   }
   return true;
 }

@@ -19,7 +19,9 @@ struct Window {
   std::string auto_pad = "NOTSET";
 
   size_t rank() const { return kernel.size(); }
-  bool pads_symmetric_same() const;  // pads == kernel / 2 on every side
+  // pads == dilation * (kernel / 2) on every side: the padding that keeps the size at stride 1
+  // (for an undilated window, the SPEC's pads == k/2).
+  bool pads_symmetric_same() const;
 };
 
 // `input` is the node's input shape ([N, C, spatial...]) if known; `weight` the Conv weight's.

@@ -60,6 +60,10 @@ class Driver {
       }
     }
     run_pass(fusion);
+    if (!report_.matches.empty()) {
+      refresh();
+      update_declared_shapes(graph_, *shapes_);
+    }
     return ok_status();
   }
 
@@ -110,10 +114,10 @@ class Driver {
       record.new_nodes.push_back(n.name().empty() ? anchor : n.name());
       if (n.name().empty() && n.output_size() > 0) labels_[n.output(0)] = anchor;
     }
-    if (auto s = apply_replacement(graph_, *view_, m, std::move(replacement).value(), ir_version_); !s) {
-      return refuse(std::move(record), s.error().message);
-    }
+    auto shape_changes = apply_replacement(graph_, *ctx_, m, std::move(replacement).value(), ir_version_);
+    if (!shape_changes) return refuse(std::move(record), shape_changes.error().message);
     ctx_.reset();
+    for (const auto& change : *shape_changes) warnings.push_back(fmt::format("{}: {}", anchor, change));
     record.applied = true;
     for (auto& message : warnings) {
       report_.warnings.push_back({record.id, record.pattern, anchor, std::move(message)});

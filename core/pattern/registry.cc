@@ -3,19 +3,31 @@
 #include <array>
 
 #include "core/patterns/fold/conv_bn.h"
+#include "core/patterns/lattice/patterns.h"
 
 namespace lattice {
 
 std::span<const Pattern* const> all_patterns() {
-  static const std::vector<const Pattern*> patterns{&conv_batch_norm_fold_pattern()};
+  static const std::vector<const Pattern*> patterns{
+      &sppf_maxpool_pattern(), &sppf_maxpool_advanced_pattern(), &stride2_asym_pad_conv_maxpool_pattern(),
+      &stride2_conv_bn_relu_pattern(), &maxpool2d_pattern(), &global_avg_pool_pattern(), &conv2d_pattern(),
+      &conv_batch_norm_fold_pattern()};
   return patterns;
 }
 
 std::span<const Target> all_targets() {
+  // Registry order: SPPF before MaxPool snapping (its pools must not be snapped), the stride-2
+  // max-pool chains before the other stride-2 chains, Conv snapping last.
+  auto lattice_patterns = [](const Pattern& sppf) {
+    return std::vector<const Pattern*>{&sppf, &stride2_asym_pad_conv_maxpool_pattern(), &stride2_conv_bn_relu_pattern(),
+                                       &maxpool2d_pattern(), &global_avg_pool_pattern(), &conv2d_pattern()};
+  };
   static const std::array<Target, 3> targets{{
-      {"lattice", "Lattice CNN accelerator (Compact/Optimized): 1x1 s1 and 3x3 s1/s2 convolutions", {}},
-      {"lattice-advanced", "Lattice CNN accelerator (Extended): also 5x5 and 7x7 stride-1 convolutions", {}},
-      {"none", "no conversion; Conv+BatchNorm folding only", {}},
+      {"lattice", "Lattice CNN accelerator (Compact/Optimized): 1x1 stride 1 and 3x3 stride 1/2 convolutions",
+       lattice_patterns(sppf_maxpool_pattern()), {{1, {1}}, {3, {1, 2}}}},
+      {"lattice-advanced", "Lattice CNN accelerator (Extended): also 5x5 and 7x7 stride-1 convolutions",
+       lattice_patterns(sppf_maxpool_advanced_pattern()), {{1, {1}}, {3, {1, 2}}, {5, {1}}, {7, {1}}}},
+      {"none", "no conversion; Conv+BatchNorm folding only", {}, {}},
   }};
   return targets;
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/pattern/pattern.h"
+#include "core/patterns/lattice/hardware.h"
 #include "core/util/json.h"
 
 namespace lattice {
@@ -13,6 +14,7 @@ struct Target {
   std::string_view name;
   std::string_view description;
   std::vector<const Pattern*> conversion;  // in registry order
+  std::vector<ConvKernel> conv_kernels;    // the hardware limits; empty: no hardware (no audit)
 };
 
 std::span<const Pattern* const> all_patterns();

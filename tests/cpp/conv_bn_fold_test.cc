@@ -8,29 +8,16 @@
 #include "core/onnx/model_io.h"
 #include "core/onnx/tensor_values.h"
 #include "core/onnx/validate.h"
-#include "support.h"
+#include "converted.h"
 
 using namespace lattice;
 using Catch::Matchers::Contains;
 
 namespace {
 
-struct Converted {
-  onnx::ModelProto model;
-  Report report;
-};
-
-Converted convert_model(const onnx::ModelProto& input, Options options = {}) {
+test::Converted convert_model(const onnx::ModelProto& input, Options options = {}) {
   options.target = "none";
-  std::string bytes = input.SerializeAsString();
-  auto result = convert(test::bytes(bytes), options);
-  REQUIRE(result.ok());
-  auto out = result->output(bytes);
-  REQUIRE(out.has_value());
-  auto model = parse_model({reinterpret_cast<const uint8_t*>(out->data()), out->size()});
-  REQUIRE(model.ok());
-  REQUIRE(validate_model(*model).ok());
-  return {std::move(model).value(), std::move(result->report)};
+  return test::convert_bytes(input.SerializeAsString(), options);
 }
 
 const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std::string& name) {

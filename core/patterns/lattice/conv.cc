@@ -1,0 +1,69 @@
+// A 2-D Conv outside the target's kernels, strides or pads k/2 is snapped to the nearest one
+// the target accepts. Weights are kept when their shape stays, else re-initialised; dilation
+// and groups are left as they are (the audit names a dilation the hardware lacks).
+#include "core/onnx/attributes.h"
+#include "core/patterns/lattice/emit.h"
+#include "core/patterns/lattice/hardware.h"
+#include "core/patterns/lattice/patterns.h"
+
+namespace lattice {
+namespace {
+
+bool is_nonconforming_conv(const MatchContext& ctx, int node) {
+  auto conv = conv2d(ctx, node);
+  return conv && !conv_accepted(ctx, node, *conv);
+}
+
+Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator& names) {
+  int index = m.at(0);
+  const auto& conv = ctx.view.node(index);
+  const std::string label = ctx.view.label(index);
+  Conv2d c = *conv2d(ctx, index);
+  const Window& w = c.window;
+  SnappedConv to = snap_conv(ctx.target, std::max(w.kernel[0], w.kernel[1]), std::max(w.strides[0], w.strides[1]));
+  std::vector<int64_t> kernel{to.kernel, to.kernel}, strides{to.stride, to.stride};
+  // pads k/2, scaled by the dilation (which stays) so that a stride-1 Conv keeps its size.
+  std::vector<int64_t> pads{w.dilations[0] * (to.kernel / 2), w.dilations[1] * (to.kernel / 2),
+                            w.dilations[0] * (to.kernel / 2), w.dilations[1] * (to.kernel / 2)};
+
+  Replacement r;
+  onnx::NodeProto snapped = conv;
+  attr::remove(snapped, "auto_pad");
+  attr::set_ints(snapped, "kernel_shape", kernel);
+  attr::set_ints(snapped, "strides", strides);
+  attr::set_ints(snapped, "pads", pads);
+  if (kernel != w.kernel) {
+    reinitialise_conv(ctx, snapped, label, to.kernel, names, r);
+    r.warnings.push_back(fmt::format(
+        "{}: kernel_size snapped from {} to {} — weights reinitialized, output will differ; retraining recommended.",
+        label, tuple(w.kernel), tuple(kernel)));
+  }
+  std::vector<int64_t> old_pads{w.pads[0], w.pads[1]}, new_pads{pads[0], pads[1]};
+  if (strides != w.strides || w.pads != pads) {
+    r.warnings.push_back(fmt::format(
+        "{}: stride/padding snapped from {}/{} to {}/{} — output will differ; retraining recommended.", label,
+        tuple(w.strides), tuple(w.pads == std::vector<int64_t>{w.pads[0], w.pads[1], w.pads[0], w.pads[1]} ? old_pads : w.pads),
+        tuple(strides), tuple(new_pads)));
+  }
+  r.nodes.push_back(std::move(snapped));
+  return r;
+}
+
+}  // namespace
+
+const Pattern& conv2d_pattern() {
+  static const Pattern pattern{
+      .name = "LatticeConv2dPattern",
+      .phase = Phase::kConversion,
+      .numerically_equivalent = false,
+      .matches = "2-D Conv outside the target's accepted kernels and strides, or with pads other than k/2 (a "
+                 "Pad -> Conv(3x3, stride 2, pads 0) pair is accepted)",
+      .emits = "the Conv with kernel and stride snapped to the nearest accepted (ties to the smaller; a 1x1 with "
+               "stride > 1 becomes 3x3) and pads k/2; weights kept if their shape stays, else re-initialised",
+      .chain = {Step{{"Conv"}, is_nonconforming_conv, false}},
+      .graft = graft,
+  };
+  return pattern;
+}
+
+}  // namespace lattice

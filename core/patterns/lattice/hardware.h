@@ -1,0 +1,55 @@
+#pragma once
+// What the Lattice CNN accelerator runs, as this project models it: the one table of hardware
+// limits. A target is an entry of conv kernels; the operator set is shared.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph_view.h"
+#include "core/graph/shapes.h"
+#include "core/graph/window.h"
+
+namespace lattice {
+
+struct Target;
+struct MatchContext;
+
+struct ConvKernel {
+  int64_t size;                  // square kernels only
+  std::vector<int64_t> strides;  // accepted strides (equal on both axes)
+};
+
+// The canonical Lattice max-pool: 2x2, stride 2, no padding (ceil_mode 1 when emitted).
+inline constexpr int64_t kPoolKernel = 2, kPoolStride = 2;
+
+// A 2-D Conv (4-D input and weight) and its window, or nullopt.
+struct Conv2d {
+  Window window;
+  int64_t group;
+  Shape weight;  // [Cout, Cin/g, kh, kw]
+};
+std::optional<Conv2d> conv2d(const MatchContext& ctx, int node);
+
+// A 2-D MaxPool or AveragePool and its window, or nullopt.
+std::optional<Window> pool2d(const MatchContext& ctx, int node);
+
+// Kernel, stride and pads of a Conv the target accepts: a square accepted kernel with an
+// accepted stride and pads k/2, or a 3x3 stride-2 Conv without pads whose input a Pad writes
+// (the pair LatticeStride2AsymPadConvMaxPoolPattern emits).
+bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv);
+
+// The accepted (kernel, stride) nearest to a Conv's: the stride first (ties to the smaller),
+// then the kernel among those accepting it (ties to the smaller) - so a 1x1 with stride 2
+// becomes a 3x3.
+struct SnappedConv {
+  int64_t kernel, stride;
+};
+SnappedConv snap_conv(const Target& target, int64_t kernel, int64_t stride);
+
+// A MaxPool that is 2x2, stride 2, no padding, no dilation.
+bool maxpool_canonical(const Window& w);
+
+// Why the target cannot run this node, or nullopt if it can.
+std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node);
+
+}  // namespace lattice

@@ -1,0 +1,96 @@
+// A stride-2 Conv -> [BN] -> [Relu] chain with no MaxPool after it: the convolution keeps its
+// weights at stride 1 and a 2x2 stride-2 MaxPool does the downsampling.
+#include <algorithm>
+
+#include "core/onnx/attributes.h"
+#include "core/patterns/lattice/emit.h"
+#include "core/patterns/lattice/hardware.h"
+#include "core/patterns/lattice/patterns.h"
+
+namespace lattice {
+namespace {
+
+// Whether a MaxPool reads the Conv's output, directly or through BatchNormalization and Relu
+// (the seed's _has_maxpool_after_chain): those chains are LatticeStride2AsymPadConvMaxPoolPattern's.
+bool followed_by_maxpool(const MatchContext& ctx, int conv) {
+  std::vector<int> frontier{conv};
+  for (const char* op : {"BatchNormalization", "Relu"}) {
+    std::vector<int> next;
+    for (int n : frontier) {
+      for (int reader : ctx.view.consumers(ctx.view.node(n).output(0))) {
+        if (ctx.view.node(reader).op_type() == op) next.push_back(reader);
+      }
+    }
+    frontier.insert(frontier.end(), next.begin(), next.end());
+  }
+  for (int n : frontier) {
+    for (int reader : ctx.view.consumers(ctx.view.node(n).output(0))) {
+      if (ctx.view.node(reader).op_type() == "MaxPool") return true;
+    }
+  }
+  return false;
+}
+
+bool is_stride2_conv(const MatchContext& ctx, int node) {
+  auto conv = conv2d(ctx, node);
+  return conv && conv->window.strides[0] == 2 && conv->window.strides[1] == 2 && !followed_by_maxpool(ctx, node);
+}
+
+// Stride-1 pads that keep the size, for a Conv whose auto_pad asked for SAME.
+std::vector<int64_t> same_pads_stride1(const Window& w) {
+  std::vector<int64_t> pads(4);
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t total = (w.kernel[i] - 1) * w.dilations[i];
+    int64_t small = total / 2, large = total - small;
+    pads[i] = w.auto_pad == "SAME_LOWER" ? large : small;
+    pads[i + 2] = w.auto_pad == "SAME_LOWER" ? small : large;
+  }
+  return pads;
+}
+
+Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator& names) {
+  const std::string& out = ctx.view.node(m.nodes().back()).output(0);
+  int conv_index = m.at(0);
+  const auto& conv = ctx.view.node(conv_index);
+  const std::string label = ctx.view.label(conv_index);
+  Conv2d c = *conv2d(ctx, conv_index);
+
+  Replacement r;
+  onnx::NodeProto new_conv = conv;
+  attr::set_ints(new_conv, "strides", {1, 1});
+  if (c.window.auto_pad == "SAME_UPPER" || c.window.auto_pad == "SAME_LOWER") {
+    attr::remove(new_conv, "auto_pad");
+    attr::set_ints(new_conv, "pads", same_pads_stride1(c.window));
+  }
+  r.nodes.push_back(std::move(new_conv));
+  for (size_t step = 1; step < m.steps.size(); ++step) {
+    if (m.at(step) >= 0) r.nodes.push_back(ctx.view.node(m.at(step)));
+  }
+  // The chain's last node now writes a new tensor, and the pool takes over its output name.
+  std::string pooled_input = names.fresh(out + ".stride1");
+  r.nodes.back().set_output(0, pooled_input);
+  r.nodes.push_back(lattice_maxpool(ctx.opset, names.fresh(label + ".pool"), pooled_input, out));
+  r.warnings.push_back(fmt::format(
+      "{}: Conv(stride={}) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size=2, stride=2) — output will "
+      "differ; retraining recommended.",
+      label, tuple(c.window.strides)));
+  return r;
+}
+
+}  // namespace
+
+const Pattern& stride2_conv_bn_relu_pattern() {
+  static const Pattern pattern{
+      .name = "LatticeStride2ConvBnReLUPattern",
+      .phase = Phase::kConversion,
+      .numerically_equivalent = false,
+      .matches = "Conv stride 2 -> [BatchNormalization] -> [Relu], with no MaxPool after the chain",
+      .emits = "the chain with the Conv at stride 1 (weights kept), then MaxPool(2x2, stride 2, pads 0, ceil_mode 1)",
+      .chain = {Step{{"Conv"}, is_stride2_conv, false}, Step{{"BatchNormalization"}, {}, true},
+                Step{{"Relu"}, {}, true}},
+      .graft = graft,
+  };
+  return pattern;
+}
+
+}  // namespace lattice
