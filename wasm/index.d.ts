@@ -33,6 +33,9 @@ export interface Match {
   reason?: string;
   nodes: string[];
   new_nodes: string[];
+  /** Op types of `nodes` and `new_nodes`, in the same order. */
+  node_ops: string[];
+  new_node_ops: string[];
 }
 
 export interface Report {

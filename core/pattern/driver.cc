@@ -100,7 +100,10 @@ class Driver {
     record.pattern = std::string(m.pattern->name);
     record.phase = std::string(phase_name(m.pattern->phase));
     record.numerically_equivalent = m.pattern->numerically_equivalent;
-    for (int n : m.nodes()) record.nodes.push_back(view_->label(n));
+    for (int n : m.nodes()) {
+      record.nodes.push_back(view_->label(n));
+      record.node_ops.push_back(view_->node(n).op_type());
+    }
     std::string anchor = view_->label(m.anchor());
 
     if (std::find(options_.skip_matches.begin(), options_.skip_matches.end(), record.id) != options_.skip_matches.end()) {
@@ -112,6 +115,7 @@ class Driver {
     std::vector<std::string> warnings = replacement->warnings;
     for (const auto& n : replacement->nodes) {
       record.new_nodes.push_back(n.name().empty() ? anchor : n.name());
+      record.new_node_ops.push_back(n.op_type());
       if (n.name().empty() && n.output_size() > 0) labels_[n.output(0)] = anchor;
     }
     auto shape_changes = apply_replacement(graph_, *ctx_, m, std::move(replacement).value(), ir_version_);

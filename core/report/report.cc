@@ -46,7 +46,10 @@ Json Report::to_json() const {
                    .set("numerically_equivalent", m.numerically_equivalent)
                    .set("applied", m.applied);
     if (!m.applied) row.set("reason", m.reason);
-    row.set("nodes", Json::array_of(m.nodes)).set("new_nodes", Json::array_of(m.new_nodes));
+    row.set("nodes", Json::array_of(m.nodes))
+        .set("new_nodes", Json::array_of(m.new_nodes))
+        .set("node_ops", Json::array_of(m.node_ops))
+        .set("new_node_ops", Json::array_of(m.new_node_ops));
     matches_json.push(std::move(row));
   }
   Json warnings_json = Json::array();

@@ -34,6 +34,10 @@ struct MatchRecord {
   std::string reason;  // why it was not applied; empty when applied
   std::vector<std::string> nodes;
   std::vector<std::string> new_nodes;
+  // Op types parallel to nodes and new_nodes, so a reader (the page's drawing) can show the
+  // rewrite without the model.
+  std::vector<std::string> node_ops;
+  std::vector<std::string> new_node_ops;
 };
 
 struct Warning {

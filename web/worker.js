@@ -1,0 +1,46 @@
+// The page's Web Worker: owns the WebAssembly module and the model bytes, so the page never
+// freezes. Messages in: {type: 'load', bytes (transferred), options} and {type: 'convert',
+// options}; out: progress, result (the model's buffer transferred back) or error.
+/* global OnnxLattice, importScripts */
+importScripts('onnx_lattice.js');
+
+let module = null;
+let input = null;  // the model as dropped, kept here for converting again with other options
+const post = (message, transfer = []) => self.postMessage(message, transfer);
+
+async function ready() {
+  if (!module) {
+    post({ type: 'progress', stage: 'loading the converter (WebAssembly)…' });
+    module = await OnnxLattice({ printErr: () => {} });
+  }
+  return module;
+}
+
+function convert(options) {
+  post({ type: 'progress', stage: `converting ${(input.byteLength / 2 ** 20).toFixed(1)} MiB…` });
+  const started = performance.now();
+  let result;
+  try {
+    result = module.convert(input, options);
+  } catch (e) {
+    // Built without C++ exceptions: running out of heap aborts the module (a RuntimeError or a
+    // bare number). Say so in words and start from a fresh module next time.
+    module = null;
+    throw new Error('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)');
+  }
+  if (result.error !== undefined) throw new Error(result.error);
+  const model = result.model ? result.model.buffer : null;
+  post({ type: 'result', report: JSON.parse(result.report), model, ms: performance.now() - started },
+    model ? [model] : []);
+}
+
+self.onmessage = async ({ data }) => {
+  try {
+    await ready();
+    if (data.type === 'load') input = new Uint8Array(data.bytes);
+    if (!input) throw new Error('no model loaded');
+    convert(data.options);
+  } catch (e) {
+    post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+  }
+};
