@@ -12,12 +12,15 @@ const ui = {
 };
 
 let worker = null;
+let picked = false;  // a model has been chosen since the page loaded
 let modelName = 'model';
 let objectUrls = [];
 
 function startWorker() {
   worker = new Worker('worker.js');
   worker.onmessage = ({ data }) => {
+    // Only while nothing else has been said: a model picked meanwhile has its own status.
+    if (data.type === 'ready' && !picked) setStatus('Ready: choose a model, or try the sample.');
     if (data.type === 'progress') setStatus(data.stage);
     if (data.type === 'result') showResult(data);
     if (data.type === 'error') showError(data.message);
@@ -57,6 +60,7 @@ function send(message, transfer = []) {
 }
 
 async function loadBytes(name, readBuffer, size) {
+  picked = true;
   if (size > MAX_MODEL_BYTES) {
     showError(`the file is ${(size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
     return;
@@ -154,6 +158,16 @@ function showResult({ report, model, ms }) {
     `${report.warnings.length} warnings, ${report.unsupported.length} nodes the hardware cannot run.`);
 }
 
+// Everything the page needs is fetched now, so it keeps working offline once loaded: the
+// worker loads the WebAssembly module, and the sample model is read ahead.
+const sampleBytes = fetch('sample.onnx').then((r) => {
+  if (!r.ok) throw new Error(`sample.onnx: HTTP ${r.status}`);
+  return r.arrayBuffer();
+});
+sampleBytes.catch(() => {});  // reported when the button is pressed
+startWorker();
+worker.postMessage({ type: 'init' });
+
 ui.file.addEventListener('change', () => loadFile(ui.file.files[0]));
 ui.drop.addEventListener('dragover', (e) => { e.preventDefault(); ui.drop.classList.add('over'); });
 ui.drop.addEventListener('dragleave', () => ui.drop.classList.remove('over'));
@@ -165,11 +179,7 @@ ui.drop.addEventListener('drop', (e) => {
 ui.drop.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); ui.file.click(); }
 });
-ui.sample.addEventListener('click', () => loadBytes('sample.onnx', async () => {
-  const response = await fetch('sample.onnx');
-  if (!response.ok) throw new Error(`sample.onnx: HTTP ${response.status}`);
-  return response.arrayBuffer();
-}, 0));
+ui.sample.addEventListener('click', () => loadBytes('sample.onnx', async () => (await sampleBytes).slice(0), 0));
 ui.convert.addEventListener('click', () => {
   const skip = [...ui.plan.querySelectorAll('[data-testid="match-row"]')]
     .filter((row) => { const box = row.querySelector('input'); return !box.checked && !box.disabled; })

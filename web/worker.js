@@ -1,6 +1,7 @@
 // The page's Web Worker: owns the WebAssembly module and the model bytes, so the page never
 // freezes. Messages in: {type: 'load', bytes (transferred), options} and {type: 'convert',
-// options}; out: progress, result (the model's buffer transferred back) or error.
+// options}, and {type: 'init'} to load the module ahead of time; out: ready, progress, result
+// (the model's buffer transferred back) or error.
 /* global OnnxLattice, importScripts */
 importScripts('onnx_lattice.js');
 
@@ -37,6 +38,7 @@ function convert(options) {
 self.onmessage = async ({ data }) => {
   try {
     await ready();
+    if (data.type === 'init') return post({ type: 'ready' });
     if (data.type === 'load') input = new Uint8Array(data.bytes);
     if (!input) throw new Error('no model loaded');
     convert(data.options);

@@ -1,16 +1,18 @@
 // The Node.js API of the npm package (wasm/index.mjs).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { createConverter } from '../../wasm/index.mjs';
-import { fixture, fixtures } from './helpers.mjs';
+import { ZOO, fixture, fixtures } from './helpers.mjs';
 
 const lattice = await createConverter();
 
-test('with no pattern and no folding, convert returns the input bytes for every fixture', () => {
-  for (const name of fixtures()) {
-    const bytes = readFileSync(fixture(name));
+test('with no pattern and no folding, convert returns the input bytes for every fixture and zoo model', () => {
+  const zoo = existsSync(ZOO) ? readdirSync(ZOO).filter((f) => f.endsWith('.onnx')).map((f) => join(ZOO, f)) : [];
+  for (const name of [...fixtures().map(fixture), ...zoo]) {
+    const bytes = readFileSync(name);
     const { model, report } = lattice.convert(bytes, { target: 'none', foldBatchNorm: false });
     assert.ok(model instanceof Uint8Array, name);
     assert.deepEqual(Buffer.from(model), bytes, name);

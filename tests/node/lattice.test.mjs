@@ -3,16 +3,14 @@
 // is the same byte for byte from the native CLI and from WebAssembly.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { createConverter } from '../../wasm/index.mjs';
-import { CLIS, fixture, fixtures, scratch } from './helpers.mjs';
+import { CLIS, ZOO, fixture, fixtures, scratch } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
 
 const lattice = await createConverter();
-const ZOO = process.env.ONNX_LATTICE_ZOO ?? join(process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lattice'), 'zoo');
 const dir = scratch();
 const models = [
   ...fixtures().map((name) => [name, fixture(name)]),

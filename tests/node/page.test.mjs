@@ -1,8 +1,7 @@
 // The static page in a real headless Chromium (Debian's), served from 127.0.0.1 like any static
 // host would: the sample and dropped/picked files convert to exactly the CLI's bytes and report.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -10,11 +9,10 @@ import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 
 import { serve } from '../../scripts/serve.mjs';
-import { CLIS, ROOT, fixture, scratch, stable } from './helpers.mjs';
+import { CLIS, ROOT, ZOO, fixture, scratch, stable } from './helpers.mjs';
 
 const SITE = join(ROOT, 'build/web');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
-const ZOO = process.env.ONNX_LATTICE_ZOO ?? join(process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lattice'), 'zoo');
 const dir = scratch();
 let server, browser, base;
 const requests = [];
@@ -179,6 +177,29 @@ test('the largest fixture converts in the page; time compared with the Node CLI'
   assert.ok(bytes.equals(readFileSync(out)));
   console.log(`# resnet50 (${(statSync(model).size / 2 ** 20).toFixed(1)} MiB): page ${pageMs} ms from file pick to report ` +
     `(worker: ${status.match(/Done in (\d+) ms/)[1]} ms), Node CLI ${nodeMs} ms end to end`);
+  await context.close();
+});
+
+test('once loaded, the page works offline', async () => {
+  const { page, context } = await openPage();
+  await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Ready'));
+  await context.setOffline(true);
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await page.setInputFiles('[data-testid="file-input"]', fixture('inception.onnx'));
+  assert.match(await waitDone(page), /^Done/);
+  await context.close();
+});
+
+test('a file over 2 GiB is refused in words before it is read', async () => {
+  const huge = join(dir, 'huge.onnx');
+  const fd = openSync(huge, 'w');
+  ftruncateSync(fd, 2 ** 31 + 16);  // sparse: no disk used
+  closeSync(fd);
+  const { page, context } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', huge);
+  assert.match(await waitDone(page), /^Failed/);
+  assert.match(await page.textContent('[data-testid="error"]'), /limited to 2 GiB/);
   await context.close();
 });
 
