@@ -68,9 +68,12 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
 
-  // Nothing applied (or a dry run): the output is the input, byte for byte (SPEC section 5).
+  // Nothing applied: the output is the input, byte for byte (SPEC section 5). A dry run reports
+  // the model it would write, without writing it.
   report.output = report.input;
-  if (!options.dry_run && report.any_applied()) {
+  if (report.any_applied() && options.dry_run) {
+    report.output = ModelStats::of(*model, model->ByteSizeLong());
+  } else if (report.any_applied()) {
     auto out = serialize_model(*model);
     if (!out) return out.error();
     report.output = ModelStats::of(*model, out->size());

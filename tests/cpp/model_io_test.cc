@@ -74,3 +74,16 @@ TEST_CASE("the report has the schema of SPEC section 4") {
     CHECK(json.find(key) != std::string::npos);
   }
 }
+
+TEST_CASE("a dry run reports the model it would write") {
+  std::string original = test::fixture("sample.onnx");
+  Options dry;
+  dry.dry_run = true;
+  auto plan = convert(test::bytes(original), dry);
+  auto real = convert(test::bytes(original), Options{});
+  REQUIRE(plan.ok());
+  REQUIRE(real.ok());
+  CHECK(plan->report.output.op_counts == real->report.output.op_counts);
+  CHECK(plan->report.output.bytes == real->report.output.bytes);
+  CHECK(plan->report.matches.size() == real->report.matches.size());
+}
