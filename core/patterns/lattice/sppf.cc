@@ -65,36 +65,38 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   return r;
 }
 
-Step sppf_step() { return Step{{"MaxPool"}, is_sppf_maxpool, false}; }
+// The two SPPF patterns differ only in their name and the kernel of the emitted Conv.
+Pattern sppf_pattern(std::string_view name, std::string_view emits, bool kernel_matched) {
+  Step pool{{"MaxPool"}, is_sppf_maxpool, false};
+  return Pattern{
+      .name = name,
+      .phase = Phase::kConversion,
+      .numerically_equivalent = false,
+      .matches = "three cascaded stride-1 MaxPools with known input shape, each feeding a Concat (YOLO SPPF)",
+      .emits = emits,
+      .chain = {pool, pool, pool},
+      .intermediates_may_branch = true,
+      .graft = [kernel_matched](const MatchContext& ctx, const Match& m, NameAllocator& names) {
+        return graft(ctx, m, names, kernel_matched);
+      },
+  };
+}
 
 }  // namespace
 
 const Pattern& sppf_maxpool_pattern() {
-  static const Pattern pattern{
-      .name = "LatticeSPPFMaxPoolPattern",
-      .phase = Phase::kConversion,
-      .numerically_equivalent = false,
-      .matches = "three cascaded stride-1 MaxPools with known input shape, each feeding a Concat (YOLO SPPF)",
-      .emits = "three cascaded Conv(c->c, 3x3, pad 1, no bias) -> BatchNormalization -> Relu chains",
-      .chain = {sppf_step(), sppf_step(), sppf_step()},
-      .intermediates_may_branch = true,
-      .graft = [](const MatchContext& ctx, const Match& m, NameAllocator& names) { return graft(ctx, m, names, false); },
-  };
+  static const Pattern pattern = sppf_pattern(
+      "LatticeSPPFMaxPoolPattern",
+      "three cascaded Conv(c->c, 3x3, pad 1, no bias) -> BatchNormalization -> Relu chains", false);
   return pattern;
 }
 
 const Pattern& sppf_maxpool_advanced_pattern() {
-  static const Pattern pattern{
-      .name = "LatticeSPPFMaxPoolAdvancedPattern",
-      .phase = Phase::kConversion,
-      .numerically_equivalent = false,
-      .matches = "three cascaded stride-1 MaxPools with known input shape, each feeding a Concat (YOLO SPPF)",
-      .emits = "three cascaded Conv(c->c, k x k, pad k/2, no bias) -> BatchNormalization -> Relu chains, k the "
-               "nearest of 3, 5, 7 to the pool kernel",
-      .chain = {sppf_step(), sppf_step(), sppf_step()},
-      .intermediates_may_branch = true,
-      .graft = [](const MatchContext& ctx, const Match& m, NameAllocator& names) { return graft(ctx, m, names, true); },
-  };
+  static const Pattern pattern = sppf_pattern(
+      "LatticeSPPFMaxPoolAdvancedPattern",
+      "three cascaded Conv(c->c, k x k, pad k/2, no bias) -> BatchNormalization -> Relu chains, k the nearest of 3, "
+      "5, 7 to the pool kernel",
+      true);
   return pattern;
 }
 
