@@ -2,7 +2,7 @@
 
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
-#include "core/pattern/driver.h"
+#include "core/onnx/domain.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 

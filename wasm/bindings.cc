@@ -10,6 +10,7 @@
 #include "core/cli/cli.h"
 #include "core/convert.h"
 #include "core/pattern/registry.h"
+#include "core/util/utf8.h"
 
 namespace {
 
@@ -71,7 +72,7 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
 
 val failure(const std::string& message) {
   val out = val::object();
-  out.set("error", message);
+  out.set("error", lattice::valid_utf8(message));
   return out;
 }
 

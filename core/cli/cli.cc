@@ -7,6 +7,7 @@
 #include "core/onnx/model_io.h"
 #include "core/pattern/registry.h"
 #include "core/report/summary.h"
+#include "core/util/utf8.h"
 
 namespace lattice {
 namespace {
@@ -161,7 +162,7 @@ class Runner {
   }
 
   int reject(const std::string& message) {
-    host_.err(fmt::format("onnx-lattice: error: {}\n", message));
+    host_.err(fmt::format("onnx-lattice: error: {}\n", valid_utf8(message)));
     return kExitRejected;
   }
 

@@ -1,5 +1,6 @@
 #include "core/graph/graph_view.h"
 
+#include "core/onnx/domain.h"
 #include "core/onnx/naming.h"
 #include "core/onnx/subgraph.h"
 
@@ -68,8 +69,10 @@ const onnx::TensorProto* GraphView::constant(const std::string& name) const {
   if (is_overridable_input(name)) return nullptr;
   if (const auto* init = initializer(name)) return init;
   int p = producer(name);
-  if (p < 0 || graph_.node(p).op_type() != "Constant" || !graph_.node(p).domain().empty()) return nullptr;
-  for (const auto& a : graph_.node(p).attribute()) {
+  if (p < 0) return nullptr;
+  const auto& node = graph_.node(p);
+  if (node.op_type() != "Constant" || !is_default_domain(node.domain())) return nullptr;
+  for (const auto& a : node.attribute()) {
     if (a.name() == "value" && a.has_t()) return &a.t();
   }
   return nullptr;

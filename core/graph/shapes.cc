@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/onnx/attributes.h"
+#include "core/onnx/domain.h"
 #include "core/onnx/tensor_values.h"
 
 namespace lattice {
@@ -127,7 +128,7 @@ void Shapes::set(const std::string& name, Shape shape) {
 }
 
 void Shapes::infer(const onnx::NodeProto& node) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return;
+  if (!is_default_domain(node.domain())) return;
   const std::string& op = node.op_type();
   auto input = [&](int i) -> const Shape* { return i < node.input_size() ? of(node.input(i)) : nullptr; };
   auto ints_of = [&](int i) -> std::optional<std::vector<int64_t>> {

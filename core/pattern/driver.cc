@@ -10,17 +10,11 @@
 
 #include "core/graph/names.h"
 #include "core/graph/rewriter.h"
+#include "core/onnx/domain.h"
 #include "core/pattern/matcher.h"
 #include "core/pattern/registry.h"
 
 namespace lattice {
-
-int64_t default_opset(const onnx::ModelProto& model) {
-  for (const auto& opset : model.opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx") return opset.version();
-  }
-  return 0;
-}
 
 namespace {
 

@@ -16,7 +16,4 @@ inline constexpr int kMaxConversionIterations = 16;
 // unnamed nodes as they move.
 Status run_phases(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report);
 
-// The default-domain opset the model imports.
-int64_t default_opset(const onnx::ModelProto& model);
-
 }  // namespace lattice

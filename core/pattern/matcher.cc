@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/onnx/domain.h"
+
 namespace lattice {
 
 std::vector<int> Match::nodes() const {
@@ -16,7 +18,7 @@ namespace {
 
 bool step_accepts(const Step& step, const MatchContext& ctx, int node) {
   const auto& n = ctx.view.node(node);
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
+  if (!is_default_domain(n.domain())) return false;
   if (std::find(step.op_types.begin(), step.op_types.end(), n.op_type()) == step.op_types.end()) return false;
   return !step.accepts || step.accepts(ctx, node);
 }

@@ -1,14 +1,14 @@
 #include "core/report/report.h"
 
+#include "core/onnx/domain.h"
+
 namespace lattice {
 
 ModelStats ModelStats::of(const onnx::ModelProto& model, uint64_t bytes) {
   ModelStats stats;
   stats.bytes = bytes;
   stats.ir_version = model.ir_version();
-  for (const auto& opset : model.opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx") stats.opset = opset.version();
-  }
+  stats.opset = default_opset(model);
   stats.nodes = static_cast<uint64_t>(model.graph().node_size());
   for (const auto& node : model.graph().node()) ++stats.op_counts[node.op_type()];
   return stats;

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "core/util/utf8.h"
+
 namespace lattice {
 namespace {
 
@@ -47,7 +49,7 @@ std::string format_summary(const Report& r, const std::string& input_name, const
   for (const auto& w : r.warnings) s += fmt::format("  {}\n", w.message);
   s += fmt::format("\nunsupported on {} ({})\n", r.options.target, r.unsupported.size());
   for (const auto& u : r.unsupported) s += fmt::format("  {} ({}): {}\n", u.node, u.op_type, u.reason);
-  return s;
+  return valid_utf8(s);
 }
 
 }  // namespace lattice

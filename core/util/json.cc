@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/util/utf8.h"
+
 namespace lattice {
 
 Json& Json::push(Json item) {
@@ -32,7 +34,8 @@ std::string Json::dump(bool indent) const {
 
 namespace {
 
-void write_string(std::string& out, std::string_view s) {
+void write_string(std::string& out, std::string_view raw) {
+  std::string s = valid_utf8(raw);
   out += '"';
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);

@@ -9,7 +9,7 @@
 #include "core/onnx/attributes.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/validate.h"
-#include "core/pattern/driver.h"
+#include "core/onnx/domain.h"
 #include "core/pattern/registry.h"
 #include "converted.h"
 

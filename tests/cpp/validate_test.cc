@@ -4,6 +4,8 @@
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/validate.h"
+#include "core/util/json.h"
+#include "core/util/utf8.h"
 #include "support.h"
 
 using namespace lattice;
@@ -154,4 +156,15 @@ TEST_CASE("a subgraph may read tensors of the graph around it") {
   auto model = parse_model(test::bytes(bytes));
   REQUIRE(model.ok());
   CHECK(validate_model(*model).ok());
+}
+
+TEST_CASE("names that are not valid UTF-8 reach messages and reports as U+FFFD") {
+  auto m = test::tiny_model();
+  m.mutable_graph()->mutable_node(0)->set_input(0, std::string("bad\xed\xa0\x80name\xff", 11));
+  std::string message = rejection(m);
+  CHECK_THAT(message, Contains("reads 'bad"));
+  CHECK(valid_utf8(message) != message);  // the core keeps the bytes; the shells clean them
+  CHECK(valid_utf8("bad\xed\xa0\x80name\xff") == "bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdname\xef\xbf\xbd");
+  CHECK(valid_utf8("ok \xc3\xa9 \xf0\x9f\x98\x80") == "ok \xc3\xa9 \xf0\x9f\x98\x80");
+  CHECK(Json(std::string("x\xc0\xafy")).dump(false) == "\"x\xef\xbf\xbd\xef\xbf\xbdy\"");
 }

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/onnx/attributes.h"
+#include "core/onnx/domain.h"
 #include "core/pattern/pattern.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/emit.h"
@@ -108,7 +109,7 @@ bool maxpool_canonical(const Window& w) {
 std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node) {
   const auto& n = ctx.view.node(node);
   const std::string& op = n.op_type();
-  if (!n.domain().empty() && n.domain() != "ai.onnx") {
+  if (!is_default_domain(n.domain())) {
     return fmt::format("operator {} of domain '{}' is not one the accelerator runs", op, n.domain());
   }
   if (op == "BatchNormalization") return std::nullopt;  // reported by the BatchNorm audit, with its reason
