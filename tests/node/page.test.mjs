@@ -47,7 +47,7 @@ async function waitDone(page) {
   await page.waitForFunction(() => {
     const status = document.querySelector('[data-testid="status"]').textContent;
     return status.startsWith('Done') || status.startsWith('Failed');
-  }, null, { timeout: 120_000 });
+  }, null, { timeout: 120_000, polling: 250 });  // a timer, not animation frames: a busy page may skip those
   return page.textContent('[data-testid="status"]');
 }
 
@@ -182,7 +182,8 @@ test('the largest fixture converts in the page; time compared with the Node CLI'
 
 test('once loaded, the page works offline', async () => {
   const { page, context } = await openPage();
-  await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Ready'));
+  await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Ready'), null,
+    { polling: 250 });
   await context.setOffline(true);
   await page.click('[data-testid="sample-model"]');
   assert.match(await waitDone(page), /^Done/);
