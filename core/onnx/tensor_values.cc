@@ -78,47 +78,6 @@ uint16_t double_to_half(double v) {
   return best;
 }
 
-namespace {
-
-template <typename T>
-std::vector<double> from_raw(const std::string& raw) {
-  std::vector<double> out(raw.size() / sizeof(T));
-  for (size_t i = 0; i < out.size(); ++i) {
-    T v;
-    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
-    if constexpr (std::is_same_v<T, uint16_t>) {
-      out[i] = half_to_float(v);
-    } else {
-      out[i] = static_cast<double>(v);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-Result<std::vector<double>> read_values(const TensorProto& t, std::string_view what) {
-  if (auto s = check_tensor_data(t, what); !s) return s.error();
-  switch (t.data_type()) {
-    case TensorProto::FLOAT:
-      if (t.has_raw_data()) return from_raw<float>(t.raw_data());
-      return std::vector<double>(t.float_data().begin(), t.float_data().end());
-    case TensorProto::DOUBLE:
-      if (t.has_raw_data()) return from_raw<double>(t.raw_data());
-      return std::vector<double>(t.double_data().begin(), t.double_data().end());
-    case TensorProto::FLOAT16: {
-      if (t.has_raw_data()) return from_raw<uint16_t>(t.raw_data());
-      std::vector<double> out;
-      out.reserve(static_cast<size_t>(t.int32_data_size()));
-      for (int32_t bits : t.int32_data()) out.push_back(half_to_float(static_cast<uint16_t>(bits)));
-      return out;
-    }
-    default:
-      return error("{} has element type {}; only float, double and float16 can be folded", what,
-                   onnx_types::element_name(t.data_type()));
-  }
-}
-
 Result<std::vector<int64_t>> read_int_values(const TensorProto& t, std::string_view what) {
   if (auto s = check_tensor_data(t, what); !s) return s.error();
   std::vector<int64_t> out;
@@ -198,6 +157,19 @@ Status check_float_tensor(const TensorProto& t, std::string_view what, size_t& c
 }
 
 }  // namespace detail
+
+// The same element readers as map_values: one place knows how each type is stored.
+Result<std::vector<double>> read_values(const TensorProto& t, std::string_view what) {
+  size_t count = 0;
+  if (auto s = detail::check_float_tensor(t, what, count); !s) return s.error();
+  std::vector<double> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = t.data_type() == TensorProto::DOUBLE    ? detail::element<double>(t, i)
+             : t.data_type() == TensorProto::FLOAT16 ? detail::element<uint16_t>(t, i)
+                                                     : detail::element<float>(t, i);
+  }
+  return out;
+}
 
 TensorProto make_tensor(const std::string& name, int32_t data_type, const std::vector<int64_t>& dims,
                         const std::vector<double>& values) {
