@@ -7,6 +7,8 @@
 #include <new>
 
 #include "core/audit.h"
+#include "core/graph/operator_rules.h"
+#include "core/onnx/domain.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/validate.h"
 #include "core/pattern/driver.h"
@@ -49,6 +51,23 @@ void record_provenance(onnx::ModelProto& model, const Report& report) {
   set("onnx_lattice.applied_patterns", fmt::format("{}", fmt::join(applied, ",")));
 }
 
+// A mistyped id in skip_matches would silently apply the match the user meant to skip.
+Status check_skipped_ids(const Report& report, const Options& options) {
+  constexpr size_t kListed = 20;
+  for (const auto& id : options.skip_matches) {
+    auto matched = [&](const MatchRecord& m) { return m.id == id; };
+    if (std::any_of(report.matches.begin(), report.matches.end(), matched)) continue;
+    std::vector<std::string_view> ids;
+    for (const auto& m : report.matches) {
+      if (ids.size() < kListed) ids.push_back(m.id);
+    }
+    std::string more = report.matches.size() > kListed ? fmt::format(", and {} more", report.matches.size() - kListed) : "";
+    return options_error("no match has the id '{}' (this model's matches: {}{})", id,
+                         ids.empty() ? "none" : fmt::format("{}", fmt::join(ids, ", ")), more);
+  }
+  return ok_status();
+}
+
 Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options) {
   if (auto s = check_options(options); !s) return s.error();
   Stopwatch clock;
@@ -59,11 +78,16 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   auto model = parse_model(bytes);
   if (!model) return model.error();
   if (auto s = validate_model(*model); !s) return s.error();
+  auto labels = GraphView::original_labels(model->graph());
+  {
+    GraphView view(model->graph(), &labels, model->ir_version());
+    if (auto s = check_operator_rules(view, Shapes(view, default_opset(*model))); !s) return s.error();
+  }
   report.input = ModelStats::of(*model, bytes.size());
   report.timings_ms.load = clock.lap_ms();
 
-  auto labels = GraphView::original_labels(model->graph());
   if (auto s = run_phases(*model, options, labels, report); !s) return s.error();
+  if (auto s = check_skipped_ids(report, options); !s) return s.error();
   audit(*model, options, labels, report);
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
@@ -91,7 +115,7 @@ Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& opt
   try {
     return run(bytes, options);
   } catch (const std::bad_alloc&) {
-    return error("out of memory while converting a {} byte model", bytes.size());
+    return Error{fmt::format("out of memory while converting a {} byte model", bytes.size()), ErrorKind::kMemory};
   }
 }
 

@@ -20,14 +20,14 @@ Status check_options(const Options& options) {
   if (!find_target(options.target)) {
     std::vector<std::string_view> names;
     for (const auto& t : all_targets()) names.push_back(t.name);
-    return error("unknown target '{}' (known: {})", options.target, fmt::join(names, ", "));
+    return options_error("unknown target '{}' (known: {})", options.target, fmt::join(names, ", "));
   }
   for (const auto* list : {&options.only, &options.skip}) {
     for (const auto& name : *list) {
       if (!find_pattern(name)) {
         std::vector<std::string_view> names;
         for (const auto* p : all_patterns()) names.push_back(p->name);
-        return error("unknown pattern '{}' (known: {})", name, fmt::join(names, ", "));
+        return options_error("unknown pattern '{}' (known: {})", name, fmt::join(names, ", "));
       }
     }
   }

@@ -1,56 +1,123 @@
-// The native CLI: a file-system Host around the shared command line in core/cli.
+// The native CLI: a POSIX file-system Host around the shared command line in core/cli.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <climits>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 
 #include "core/cli/cli.h"
 
 namespace {
 
+lattice::Error os_error(int code) { return lattice::Error{std::strerror(code)}; }
+
+// write(2) until done; false (errno set) on failure.
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
 class FileHost final : public lattice::Host {
  public:
-  lattice::Result<uint64_t> file_size(const std::string& path) override {
-    std::error_code ec;
-    auto size = std::filesystem::file_size(path, ec);
-    if (ec) return lattice::error("cannot read '{}': {}", path, ec.message());
-    return static_cast<uint64_t>(size);
+  lattice::Result<lattice::FileStat> lstat(const std::string& path) override {
+    using Kind = lattice::FileStat::Kind;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return lattice::FileStat{};
+      return os_error(errno);
+    }
+    Kind kind = S_ISREG(st.st_mode)   ? Kind::kRegular
+                : S_ISLNK(st.st_mode) ? Kind::kSymlink
+                : S_ISCHR(st.st_mode) ? Kind::kCharDevice
+                : S_ISDIR(st.st_mode) ? Kind::kDirectory
+                : S_ISFIFO(st.st_mode) ? Kind::kFifo
+                                       : Kind::kOther;
+    return lattice::FileStat{kind, static_cast<uint64_t>(st.st_size),
+                             std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)};
+  }
+
+  lattice::Result<std::string> read_link(const std::string& path) override {
+    char target[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+    if (n < 0) return os_error(errno);
+    return std::string(target, static_cast<size_t>(n));
   }
 
   lattice::Result<std::string> read_file(const std::string& path) override {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return lattice::error("cannot read '{}': {}", path, std::strerror(errno));
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return os_error(errno);
     std::string bytes;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) bytes.reserve(static_cast<size_t>(st.st_size));
     char chunk[1 << 16];
-    for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.append(chunk, n);
-    bool failed = std::ferror(f) != 0;
-    std::fclose(f);
-    if (failed) return lattice::error("cannot read '{}': read error", path);
+    ssize_t n;
+    while ((n = ::read(fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) bytes.append(chunk, static_cast<size_t>(n));
+    }
+    int saved = errno;
+    ::close(fd);
+    if (n < 0) return os_error(saved);
     return bytes;
   }
 
-  // Written to a temporary file beside the target, then renamed over it: a reader never sees
-  // a partial file, and a failure leaves nothing behind.
-  lattice::Status write_file(const std::string& path, std::string_view bytes) override {
-    std::string tmp = path + ".tmp-" + std::to_string(getpid());
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) return lattice::error("cannot write '{}': {}", path, std::strerror(errno));
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-      int saved = errno;
-      std::remove(tmp.c_str());
-      return lattice::error("cannot write '{}': {}", path, std::strerror(saved));
+  lattice::Result<std::string> write_temporary(const std::string& path, std::string_view bytes) override {
+    std::string tmp = path + ".tmp-XXXXXX";
+    int fd = ::mkstemp(tmp.data());
+    if (fd < 0) return os_error(errno);
+    // mkstemp makes the file 0600; a replaced file keeps its mode, a new one gets the umask's.
+    struct stat old;
+    mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~current_umask());
+    bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, bytes) && ::fsync(fd) == 0;
+    int saved = errno;
+    ok = (::close(fd) == 0) && ok;
+    if (!ok) {
+      ::unlink(tmp.c_str());
+      return os_error(saved ? saved : EIO);
     }
+    return tmp;
+  }
+
+  lattice::Status rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return os_error(errno);
+    return lattice::ok_status();
+  }
+
+  void remove(const std::string& path) override { ::unlink(path.c_str()); }
+
+  lattice::Status write_device(const std::string& path, std::string_view bytes) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);  // never O_CREAT: it must exist
+    if (fd < 0) return os_error(errno);
+    bool ok = write_all(fd, bytes);
+    int saved = errno;
+    ::close(fd);
+    if (!ok) return os_error(saved);
+    return lattice::ok_status();
+  }
+
+  lattice::Status out_bytes(std::string_view bytes) override {
+    std::cout.flush();
+    if (!write_all(STDOUT_FILENO, bytes)) return os_error(errno);
     return lattice::ok_status();
   }
 
   void out(std::string_view text) override { std::cout << text << std::flush; }
   void err(std::string_view text) override { std::cerr << text << std::flush; }
   bool err_is_terminal() override { return isatty(STDERR_FILENO) != 0; }
+
+ private:
+  static mode_t current_umask() {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    return mask;
+  }
 };
 
 }  // namespace

@@ -10,7 +10,7 @@ want_test=0
 [[ "${1:-}" == "--test" ]] && want_test=1
 
 apt_packages=(emscripten protobuf-compiler libprotobuf-dev libfmt-dev catch2 cmake make g++ pkg-config)
-(( want_test )) && apt_packages+=(chromium python3-torch python3-onnx python3-numpy)
+(( want_test )) && apt_packages+=(chromium python3-torch python3-torchvision python3-onnx python3-numpy)
 
 missing=()
 for p in "${apt_packages[@]}"; do

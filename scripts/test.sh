@@ -5,6 +5,9 @@
 # Chromium). Exits non-zero if any suite fails.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
+bash "$ROOT/scripts/setup.sh" --test
+# Everything the suites import must be installed by setup.sh: checked first, in seconds.
+node "$ROOT/scripts/check_test_deps.mjs"
 bash "$ROOT/scripts/build.sh" --test
 
 # Torchvision architectures with random weights, exported once into the cache (not committed).

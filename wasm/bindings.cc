@@ -5,6 +5,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <optional>
 #include <span>
 
 #include "core/cli/cli.h"
@@ -34,15 +35,15 @@ val copy_out(std::string_view bytes) {
 lattice::Result<lattice::Options> options_from(const val& opts) {
   lattice::Options o;
   if (opts.isUndefined() || opts.isNull()) return o;
-  if (opts.typeOf().as<std::string>() != "object") return lattice::error("options must be an object");
+  if (opts.typeOf().as<std::string>() != "object") return lattice::options_error("options must be an object");
   for (const auto& key : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", opts))) {
     val v = opts[key];
     if (v.isUndefined()) continue;
     std::string type = v.typeOf().as<std::string>();
     auto list = [&](std::vector<std::string>& out) -> lattice::Status {
-      if (!val::global("Array").call<bool>("isArray", v)) return lattice::error("options.{} must be an array of strings", key);
+      if (!val::global("Array").call<bool>("isArray", v)) return lattice::options_error("options.{} must be an array of strings", key);
       for (const auto& item : emscripten::vecFromJSArray<val>(v)) {
-        if (!item.isString()) return lattice::error("options.{} must be an array of strings", key);
+        if (!item.isString()) return lattice::options_error("options.{} must be an array of strings", key);
         out.push_back(item.as<std::string>());
       }
       return lattice::ok_status();
@@ -61,27 +62,30 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
     } else if (key == "skipMatches") {
       status = list(o.skip_matches);
     } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun") {
-      return lattice::error("options.{} has the wrong type ({})", key, type);
+      return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
-      return lattice::error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches)", key);
+      return lattice::options_error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches)", key);
     }
     if (!status) return status.error();
   }
   return o;
 }
 
-val failure(const std::string& message) {
+// The Node API's Error.code for each kind of error (wasm/index.d.ts documents them).
+val failure(const lattice::Error& e) {
+  static constexpr const char* kCodes[] = {"ERR_ONNX_LATTICE_MODEL", "ERR_ONNX_LATTICE_OPTIONS", "ERR_ONNX_LATTICE_MEMORY"};
   val out = val::object();
-  out.set("error", lattice::valid_utf8(message));
+  out.set("error", lattice::printable(e.message));
+  out.set("code", std::string(kCodes[static_cast<int>(e.kind)]));
   return out;
 }
 
 val convert(const val& u8, const val& opts) {
   auto options = options_from(opts);
-  if (!options) return failure(options.error().message);
+  if (!options) return failure(options.error());
   std::string bytes = copy_in(u8);
   auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options);
-  if (!result) return failure(result.error().message);
+  if (!result) return failure(result.error());
   val out = val::object();
   auto model = result->output(bytes);
   out.set("model", model ? copy_out(*model) : val::null());
@@ -92,32 +96,62 @@ val convert(const val& u8, const val& opts) {
 std::string catalogue() { return lattice::catalogue_json().dump(); }
 std::string version() { return lattice::kToolVersion; }
 
-// The Node CLI's Host: `js` is an object of plain functions written in wasm/cli.mjs.
+// The Node CLI's Host: `js` is an object of plain functions written in wasm/cli.mjs. Each
+// returns its value, or `{error: message}` (strerror wording) on failure: a JS exception must
+// not unwind through wasm frames built without C++ exceptions.
 class JsHost final : public lattice::Host {
  public:
   explicit JsHost(val js) : js_(std::move(js)) {}
 
-  lattice::Result<uint64_t> file_size(const std::string& path) override {
-    val r = js_.call<val>("fileSize", path);
-    if (r.isString()) return lattice::Error{r.as<std::string>()};
-    return static_cast<uint64_t>(r.as<double>());
+  lattice::Result<lattice::FileStat> lstat(const std::string& path) override {
+    val r = js_.call<val>("lstat", path);
+    if (auto e = failed(r)) return *e;
+    return lattice::FileStat{static_cast<lattice::FileStat::Kind>(r["kind"].as<int>()),
+                             static_cast<uint64_t>(r["size"].as<double>()), r["identity"].as<std::string>()};
+  }
+  lattice::Result<std::string> read_link(const std::string& path) override {
+    val r = js_.call<val>("readLink", path);
+    if (auto e = failed(r)) return *e;
+    return r.as<std::string>();
   }
   lattice::Result<std::string> read_file(const std::string& path) override {
     val r = js_.call<val>("readFile", path);
-    if (r.isString()) return lattice::Error{r.as<std::string>()};
+    if (auto e = failed(r)) return *e;
     return copy_in(r);
   }
-  lattice::Status write_file(const std::string& path, std::string_view bytes) override {
-    val view(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
-    std::string failed = js_.call<std::string>("writeFile", path, view);
-    if (!failed.empty()) return lattice::Error{failed};
-    return lattice::ok_status();
+  lattice::Result<std::string> write_temporary(const std::string& path, std::string_view bytes) override {
+    val r = js_.call<val>("writeTemporary", path, view_of(bytes));
+    if (auto e = failed(r)) return *e;
+    return r.as<std::string>();
   }
+  lattice::Status rename(const std::string& from, const std::string& to) override {
+    return status(js_.call<val>("rename", from, to));
+  }
+  void remove(const std::string& path) override { js_.call<void>("remove", path); }
+  lattice::Status write_device(const std::string& path, std::string_view bytes) override {
+    return status(js_.call<val>("writeDevice", path, view_of(bytes)));
+  }
+  lattice::Status out_bytes(std::string_view bytes) override { return status(js_.call<val>("outBytes", view_of(bytes))); }
   void out(std::string_view text) override { js_.call<void>("out", std::string(text)); }
   void err(std::string_view text) override { js_.call<void>("err", std::string(text)); }
   bool err_is_terminal() override { return js_.call<bool>("errIsTerminal"); }
 
  private:
+  static std::optional<lattice::Error> failed(const val& r) {
+    if (r.isNull() || r.isUndefined() || r.typeOf().as<std::string>() != "object" || !r.hasOwnProperty("error")) {
+      return std::nullopt;
+    }
+    return lattice::Error{r["error"].as<std::string>()};
+  }
+  static lattice::Status status(const val& r) {
+    if (auto e = failed(r)) return *e;
+    return lattice::ok_status();
+  }
+  // Valid until the next heap growth: the JS side copies or writes it at once.
+  static val view_of(std::string_view bytes) {
+    return val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
+  }
+
   val js_;
 };
 

@@ -11,7 +11,8 @@ export interface ConvertOptions {
   only?: string[];
   /** Do not run these patterns. */
   skip?: string[];
-  /** Leave out single matches, by their report id. */
+  /** Leave out single matches, by their report id. An id that matches nothing is an error
+   *  (code ERR_ONNX_LATTICE_OPTIONS) listing this model's match ids. */
   skipMatches?: string[];
 }
 
@@ -68,8 +69,19 @@ export interface Catalogue {
   targets: { name: Target; description: string; conversion: string[] }[];
 }
 
+/** What every Error the converter throws carries in `code`:
+ *  - ERR_ONNX_LATTICE_OPTIONS: an option is unknown, mistyped or names nothing (the model is fine);
+ *  - ERR_ONNX_LATTICE_MODEL: the model was rejected (the message names the node, tensor or field);
+ *  - ERR_ONNX_LATTICE_MEMORY: the model does not fit in the WebAssembly heap; this converter is
+ *    not used again (create a new one). */
+export type ErrorCode = 'ERR_ONNX_LATTICE_OPTIONS' | 'ERR_ONNX_LATTICE_MODEL' | 'ERR_ONNX_LATTICE_MEMORY';
+
+export interface ConverterError extends Error {
+  code: ErrorCode;
+}
+
 export interface Converter {
-  /** Converts a model. Throws an Error naming what is wrong for a model it rejects.
+  /** Converts a model. Throws a ConverterError naming what is wrong.
    *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
   convert(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): { model: Uint8Array | null; report: Report };
   /** The plan and the audit, converting nothing. */

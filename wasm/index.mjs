@@ -22,15 +22,25 @@ export function guard(state, fn) {
   } catch (e) {
     if (e instanceof Error && !(e instanceof WebAssembly.RuntimeError)) throw e;
     state.broken = 'out of memory';
-    throw new Error('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)');
+    throw codedError('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)', 'ERR_ONNX_LATTICE_MEMORY');
   }
+}
+
+// An Error whose `code` tells a bad option (ERR_ONNX_LATTICE_OPTIONS) from a rejected model
+// (ERR_ONNX_LATTICE_MODEL) and from a model too big for the heap (ERR_ONNX_LATTICE_MEMORY).
+function codedError(message, code) {
+  const e = new Error(message);
+  e.code = code;
+  return e;
 }
 
 function toBytes(bytes) {
   if (bytes instanceof Uint8Array) return bytes;
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  throw new TypeError('the model must be a Uint8Array, an ArrayBuffer or a Buffer');
+  const e = new TypeError('the model must be a Uint8Array, an ArrayBuffer or a Buffer');
+  e.code = 'ERR_ONNX_LATTICE_OPTIONS';
+  throw e;
 }
 
 export async function createConverter() {
@@ -39,7 +49,7 @@ export async function createConverter() {
   const convert = (bytes, options = {}) => {
     const input = toBytes(bytes);
     const result = guard(state, () => module.convert(input, options));
-    if (result.error !== undefined) throw new Error(result.error);
+    if (result.error !== undefined) throw codedError(result.error, result.code);
     return { model: result.model, report: JSON.parse(result.report) };
   };
   return {

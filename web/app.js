@@ -13,15 +13,19 @@ const ui = {
 
 let worker = null;
 let picked = false;  // a model has been chosen since the page loaded
+let working = false;  // the worker is converting something the page sent
 let modelName = 'model';
 let objectUrls = [];
 
 function startWorker() {
   worker = new Worker('worker.js');
   worker.onmessage = ({ data }) => {
-    // Only while nothing else has been said: a model picked meanwhile has its own status.
+    // The worker's own start-up ("loading the converter", "ready") speaks only while no model
+    // has been picked: a picked model's status (a refusal before reading, say) must not be
+    // overwritten by a start-up message that arrives late on a busy machine.
+    if (data.type === 'ready') document.body.dataset.converter = 'ready';
     if (data.type === 'ready' && !picked) setStatus('Ready: choose a model, or try the sample.');
-    if (data.type === 'progress') setStatus(data.stage);
+    if (data.type === 'progress' && (working || !picked)) setStatus(data.stage);
     if (data.type === 'result') showResult(data);
     if (data.type === 'error') showError(data.message);
   };
@@ -36,6 +40,7 @@ function startWorker() {
 function setStatus(text) { ui.status.textContent = text; }
 
 function busy(on) {
+  working = on;
   for (const control of [ui.sample, ui.convert, ui.file, ui.target, ui.fold]) control.disabled = on;
 }
 

@@ -3,6 +3,7 @@
 #include <optional>
 #include <span>
 
+#include "core/cli/files.h"
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
 #include "core/pattern/registry.h"
@@ -12,16 +13,23 @@
 namespace lattice {
 namespace {
 
-constexpr const char* kUsage = R"(usage:
-  onnx-lattice convert IN.onnx -o OUT.onnx [--target lattice|lattice-advanced|none]
+constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
                        [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
                        [--report REPORT.json|-] [--dry-run] [--quiet]
-  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--json]
-  onnx-lattice patterns [--json]
-  onnx-lattice --version | --help
-
-exit status: 0 success, 1 the model was rejected (nothing written), 2 usage error
 )";
+constexpr std::string_view kInspectUsage =
+    "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--json]\n";
+constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]\n";
+constexpr std::string_view kExitStatus =
+    "\nexit status: 0 success, 1 the model was rejected (nothing written), 2 usage error\n";
+
+std::string usage(std::string_view command = "") {
+  if (command == "convert") return fmt::format("usage:\n{}{}", kConvertUsage, kExitStatus);
+  if (command == "inspect") return fmt::format("usage:\n{}{}", kInspectUsage, kExitStatus);
+  if (command == "patterns") return fmt::format("usage:\n{}", kPatternsUsage);
+  return fmt::format("usage:\n{}{}{}  onnx-lattice --version | --help\n{}", kConvertUsage, kInspectUsage,
+                     kPatternsUsage, kExitStatus);
+}
 
 struct UsageError {
   std::string message;
@@ -30,6 +38,7 @@ struct UsageError {
 // The parsed command line.
 struct Command {
   std::string name;
+  bool help = false;
   std::string input, output, report_path;
   Options options;
   bool json = false, quiet = false;
@@ -68,7 +77,10 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       return args[++i];
     };
     std::optional<std::string> v;
-    if ((flag == "-o" || flag == "--output") && (convert)) {
+    if ((flag == "--help" || flag == "-h") && !inline_value) {
+      cmd.help = true;
+      return std::nullopt;
+    } else if ((flag == "-o" || flag == "--output") && (convert)) {
       if (!(v = value())) return UsageError{flag + " needs a file name"};
       cmd.output = *v;
     } else if (flag == "--report" && (convert)) {
@@ -106,6 +118,9 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   if (convert && cmd.output.empty() && !cmd.options.dry_run) {
     return UsageError{"convert needs -o OUT.onnx (or --dry-run)"};
   }
+  if (cmd.output == "-" && cmd.report_path == "-") {
+    return UsageError{"-o - writes the model to standard output; --report - cannot share it"};
+  }
   if (auto s = check_options(cmd.options); !s) return UsageError{s.error().message};
   return std::nullopt;
 }
@@ -123,34 +138,68 @@ class Runner {
       host_.out(cmd_.json ? catalogue_json().dump() : catalogue_text());
       return kExitOk;
     }
+    // Where the outputs go is checked before the model is read: a wrong path is a usage error,
+    // found before minutes of work, and never a file clobbered.
+    auto input = resolve(host_, cmd_.input);
+    if (!input) return reject(fmt::format("cannot read {}", input.error().message));
+    std::vector<Destination> destinations;
+    if (cmd_.name == "convert" && !cmd_.options.dry_run) {
+      auto model = destination(host_, "-o", cmd_.output);
+      if (!model) return usage_error(model.error().message);
+      destinations.push_back(std::move(model).value());
+    }
+    if (!cmd_.report_path.empty() && cmd_.report_path != "-") {
+      auto report = destination(host_, "--report", cmd_.report_path);
+      if (!report) return usage_error(report.error().message);
+      if (report->target.same_file(*input)) {
+        return usage_error(fmt::format("--report '{}' would overwrite the input model", cmd_.report_path));
+      }
+      if (!destinations.empty() && !destinations[0].to_stdout && report->target.same_file(destinations[0].target)) {
+        return usage_error(fmt::format("-o and --report name the same file '{}'", cmd_.report_path));
+      }
+      destinations.push_back(std::move(report).value());
+    }
+
     progress("reading");
-    // A model over the limit is refused before reading gigabytes for nothing.
-    auto size = host_.file_size(cmd_.input);
-    if (!size) return reject(size.error().message);
-    if (auto s = check_model_size(*size); !s) return reject(fmt::format("{}: {}", cmd_.input, s.error().message));
-    auto bytes = host_.read_file(cmd_.input);
-    if (!bytes) return reject(bytes.error().message);
+    if (input->stat.kind == FileStat::Kind::kMissing) {
+      return reject(fmt::format("cannot read '{}': No such file or directory", cmd_.input));
+    }
+    if (input->stat.kind != FileStat::Kind::kRegular) {
+      return reject(fmt::format("cannot read '{}': {}", cmd_.input,
+                                input->stat.kind == FileStat::Kind::kDirectory ? "Is a directory" : "not a regular file"));
+    }
+    // A model over the limit is refused before reading gigabytes for nothing. The input is read
+    // whole before anything is written, so `-o` may name the input itself.
+    if (auto s = check_model_size(input->stat.size); !s) return reject(fmt::format("{}: {}", cmd_.input, s.error().message));
+    auto bytes = host_.read_file(input->resolved);
+    if (!bytes) return reject(fmt::format("cannot read '{}': {}", cmd_.input, bytes.error().message));
     progress("converting");
     auto result = convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options);
-    if (!result) return reject(fmt::format("{}: {}", cmd_.input, result.error().message));
+    if (!result) {
+      const Error& e = result.error();
+      if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));
+      return reject(fmt::format("{}: {}", cmd_.input, e.message));
+    }
     const Report& report = result->report;
     if (cmd_.name == "inspect") {
       host_.out(cmd_.json ? report.to_json().dump() : format_summary(report, cmd_.input, ""));
       return kExitOk;
     }
+
     auto model = result->output(*bytes);
-    if (model) {
-      progress("writing");
-      if (auto s = host_.write_file(cmd_.output, *model); !s) return reject(s.error().message);
-    }
     std::string json = report.to_json().dump();
-    if (cmd_.report_path == "-") {
-      host_.out(json);
-    } else if (!cmd_.report_path.empty()) {
-      if (auto s = host_.write_file(cmd_.report_path, json); !s) return reject(s.error().message);
+    std::vector<Output> outputs;
+    for (const auto& d : destinations) {
+      if (d.flag == "-o" && model) outputs.push_back({&d, *model});
+      if (d.flag == "--report") outputs.push_back({&d, json});
     }
+    if (!outputs.empty()) progress("writing");
+    if (auto s = write_together(host_, outputs); !s) return reject(s.error().message);
+    if (cmd_.report_path == "-") host_.out(json);
     if (!cmd_.quiet && cmd_.report_path != "-") {
-      host_.out(format_summary(report, cmd_.input, model ? cmd_.output : ""));
+      // With the model on standard output, the summary goes to standard error.
+      std::string summary = format_summary(report, cmd_.input, model ? cmd_.output : "");
+      cmd_.output == "-" ? host_.err(summary) : host_.out(summary);
     }
     return kExitOk;
   }
@@ -162,8 +211,13 @@ class Runner {
   }
 
   int reject(const std::string& message) {
-    host_.err(fmt::format("onnx-lattice: error: {}\n", valid_utf8(message)));
+    host_.err(fmt::format("onnx-lattice: error: {}\n", printable(message)));
     return kExitRejected;
+  }
+
+  int usage_error(const std::string& message) {
+    host_.err(fmt::format("onnx-lattice: {}\n", printable(message)));
+    return kExitUsage;
   }
 
   void progress(std::string_view stage) {
@@ -193,7 +247,7 @@ class Runner {
 
 int run_cli(const std::vector<std::string>& args, Host& host) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-    host.out(kUsage);
+    host.out(usage());
     return kExitOk;
   }
   if (!args.empty() && args[0] == "--version") {
@@ -201,9 +255,13 @@ int run_cli(const std::vector<std::string>& args, Host& host) {
     return kExitOk;
   }
   Command cmd;
-  if (auto usage = parse(args, cmd)) {
-    host.err(fmt::format("onnx-lattice: {}\n{}", usage->message, kUsage));
+  if (auto problem = parse(args, cmd)) {
+    host.err(fmt::format("onnx-lattice: {}\n{}", printable(problem->message), usage(cmd.name)));
     return kExitUsage;
+  }
+  if (cmd.help) {
+    host.out(usage(cmd.name));
+    return kExitOk;
   }
   try {
     return Runner(cmd, host).run();

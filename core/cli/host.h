@@ -1,7 +1,8 @@
 #pragma once
 // What the CLI needs from the world around it. The native CLI implements it over the file
-// system; the Node CLI over `fs` and `process`, through the wasm module. Everything else about
-// the command line lives once, in cli.cc.
+// system; the Node CLI over `fs` and `process`, through the wasm module. Hosts provide primitive
+// file operations only: following symlinks, what may be written where, and the all-or-nothing
+// order of writing live once, in core/cli.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,13 +11,28 @@
 
 namespace lattice {
 
+// What lstat(2) says of a path. Errors are worded as the C library's strerror in every host.
+struct FileStat {
+  enum class Kind { kMissing, kRegular, kSymlink, kCharDevice, kDirectory, kFifo, kOther };
+  Kind kind = Kind::kMissing;
+  uint64_t size = 0;
+  std::string identity;  // "device:inode", so two spellings of one file compare equal
+};
+
 class Host {
  public:
   virtual ~Host() = default;
-  virtual Result<uint64_t> file_size(const std::string& path) = 0;
+  virtual Result<FileStat> lstat(const std::string& path) = 0;
+  virtual Result<std::string> read_link(const std::string& path) = 0;
   virtual Result<std::string> read_file(const std::string& path) = 0;
-  // All or nothing: a failed write leaves no file behind (and an existing file untouched).
-  virtual Status write_file(const std::string& path, std::string_view bytes) = 0;
+  // A new file in the folder of `path` holding `bytes`, with the permissions of the file it will
+  // replace if there is one; returns its name. Nothing is left behind on failure.
+  virtual Result<std::string> write_temporary(const std::string& path, std::string_view bytes) = 0;
+  virtual Status rename(const std::string& from, const std::string& to) = 0;
+  virtual void remove(const std::string& path) = 0;
+  // Writes into an existing character device (e.g. /dev/null), which is never replaced.
+  virtual Status write_device(const std::string& path, std::string_view bytes) = 0;
+  virtual Status out_bytes(std::string_view bytes) = 0;  // binary, to standard output
   virtual void out(std::string_view text) = 0;
   virtual void err(std::string_view text) = 0;
   virtual bool err_is_terminal() = 0;

@@ -1,5 +1,7 @@
 #include "core/graph/graph_view.h"
 
+#include <fmt/format.h>
+
 #include "core/onnx/domain.h"
 #include "core/onnx/naming.h"
 #include "core/onnx/subgraph.h"
@@ -7,10 +9,26 @@
 namespace lattice {
 
 GraphView::Labels GraphView::original_labels(const onnx::GraphProto& graph) {
+  // Every node gets a label no other node has: its name; `<op_type>_<index>` when unnamed; and
+  // for the second and later nodes sharing a name, `name#2`, `name#3`, ... in model order, so a
+  // match id never stands for two matches.
+  std::unordered_set<std::string> taken;
+  for (const auto& node : graph.node()) taken.insert(node.name());
+  std::unordered_map<std::string, int> seen;
   Labels labels;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
-    if (node.name().empty() && node.output_size() > 0) labels.emplace(node.output(0), node_label(node, i));
+    if (node.output_size() == 0) continue;
+    std::string label;
+    if (node.name().empty()) {
+      label = node_label(node, i);
+    } else if (int n = ++seen[node.name()]; n > 1) {
+      for (int k = n; label.empty() || taken.contains(label); ++k) label = fmt::format("{}#{}", node.name(), k);
+    } else {
+      continue;
+    }
+    taken.insert(label);
+    labels.emplace(node.output(0), std::move(label));
   }
   return labels;
 }
@@ -36,7 +54,7 @@ GraphView::GraphView(const onnx::GraphProto& graph, const Labels* labels, int64_
 
 std::string GraphView::label(int i) const {
   const auto& node = graph_.node(i);
-  if (node.name().empty() && labels_ && node.output_size() > 0) {
+  if (labels_ && node.output_size() > 0) {
     auto it = labels_->find(node.output(0));
     if (it != labels_->end()) return it->second;
   }

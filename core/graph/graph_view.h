@@ -12,8 +12,9 @@ namespace lattice {
 
 class GraphView {
  public:
-  // Unnamed nodes are labelled `<op_type>_<index>` by their index in the model as it was loaded:
-  // `labels` maps such a node's first output to that label, so it stays put while nodes move.
+  // Nodes are labelled by name; unnamed ones `<op_type>_<index>` by their index in the model as
+  // it was loaded, and repeated names `name#2`, ... in model order. `labels` maps such a node's
+  // first output to its label, so the label stays put while nodes move.
   using Labels = std::unordered_map<std::string, std::string>;
   // `ir_version`: before IR 4 every initializer is also listed as a graph input, and such inputs
   // are constants (onnxruntime reads them so too); from IR 4 on, an initializer that is also a
@@ -24,7 +25,7 @@ class GraphView {
   const onnx::GraphProto& graph() const { return graph_; }
   int size() const { return graph_.node_size(); }
   const onnx::NodeProto& node(int i) const { return graph_.node(i); }
-  // The node's name, or `<op_type>_<index>` for an unnamed node.
+  // The node's unique label: its name, `<op_type>_<index>` if unnamed, `name#k` if repeated.
   std::string label(int i) const;
 
   // Index of the node writing `name`, or -1 (graph input, initializer, or nothing).

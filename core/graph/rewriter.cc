@@ -166,7 +166,17 @@ Result<std::vector<std::string>> apply_replacement(onnx::GraphProto& graph, cons
     if (!rewires.empty()) rename_reads(*node, rewires);
   }
   graph.mutable_node()->Swap(&sorted);
-  for (auto& t : r.initializers) *graph.add_initializer() = std::move(t);
+  for (auto& t : r.initializers) {
+    // Before IR 4 every initializer must also be a graph input (onnx's checker refuses it else).
+    if (ir_version < 4) {
+      auto* input = graph.add_input();
+      input->set_name(t.name());
+      auto* type = input->mutable_type()->mutable_tensor_type();
+      type->set_elem_type(t.data_type());
+      for (int64_t d : t.dims()) type->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    *graph.add_initializer() = std::move(t);
+  }
 
   // Constants that only the removed nodes read are dropped, counting readers in subgraphs.
   // Before IR 4 an initializer is also listed as a graph input; the two go together.

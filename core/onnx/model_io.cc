@@ -1,5 +1,7 @@
 #include "core/onnx/model_io.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 namespace lattice {
 
 namespace {
@@ -15,10 +17,31 @@ Status check_model_size(uint64_t bytes) {
   return ok_status();
 }
 
+namespace {
+
+// protobuf's default: each nested If/Loop/Scan body costs three levels (node, attribute, graph).
+constexpr int kRecursionLimit = 100;
+
+// Whether the bytes fail only for their nesting: then the message can say so instead of calling
+// the file corrupt. Decoded once more with a higher limit, and thrown away.
+bool decodes_when_nested_deeper(std::span<const uint8_t> bytes) {
+  google::protobuf::io::CodedInputStream input(bytes.data(), static_cast<int>(bytes.size()));
+  input.SetRecursionLimit(10 * kRecursionLimit);
+  onnx::ModelProto model;
+  return model.ParseFromCodedStream(&input) && input.ConsumedEntireMessage();
+}
+
+}  // namespace
+
 Result<onnx::ModelProto> parse_model(std::span<const uint8_t> bytes) {
   if (auto s = check_model_size(bytes.size()); !s) return s.error();
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    if (decodes_when_nested_deeper(bytes)) {
+      return error("the model's messages are nested more than {} deep (protobuf's recursion limit; subgraphs of "
+                   "If/Loop/Scan nested about {} levels or more)",
+                   kRecursionLimit, kRecursionLimit / 3);
+    }
     return error("not an ONNX model: the {} bytes do not decode as an ONNX ModelProto (truncated or corrupted file?)",
                  bytes.size());
   }

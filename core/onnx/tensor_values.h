@@ -13,6 +13,9 @@ namespace lattice {
 
 bool is_float_type(int32_t data_type);  // FLOAT, DOUBLE, FLOAT16
 
+// Whether `v` is finite and stays finite once rounded to `data_type` (float16 tops out at 65504).
+bool fits_type(double v, int32_t data_type);
+
 // The values, in row-major order; an error naming `what` for other element types.
 Result<std::vector<double>> read_values(const onnx::TensorProto& tensor, std::string_view what);
 

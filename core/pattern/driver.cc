@@ -107,14 +107,22 @@ class Driver {
     auto replacement = m.pattern->graft(*ctx_, m, names);
     if (!replacement) return refuse(std::move(record), replacement.error().message);
     std::vector<std::string> warnings = replacement->warnings;
+    // A new node is labelled as the matched node whose name it keeps (which may be `name#2`), an
+    // unnamed one as the anchor.
+    std::vector<std::pair<std::string, std::string>> new_labels;  // first output, label
     for (const auto& n : replacement->nodes) {
-      record.new_nodes.push_back(n.name().empty() ? anchor : n.name());
+      std::string label = n.name().empty() ? anchor : n.name();
+      for (int old : m.nodes()) {
+        if (!n.name().empty() && view_->node(old).name() == n.name()) label = view_->label(old);
+      }
+      record.new_nodes.push_back(label);
       record.new_node_ops.push_back(n.op_type());
-      if (n.name().empty() && n.output_size() > 0) labels_[n.output(0)] = anchor;
+      if (n.output_size() > 0) new_labels.emplace_back(n.output(0), std::move(label));
     }
     auto shape_changes = apply_replacement(graph_, *ctx_, m, std::move(replacement).value(), ir_version_);
     if (!shape_changes) return refuse(std::move(record), shape_changes.error().message);
     ctx_.reset();
+    for (auto& [output, label] : new_labels) labels_[output] = std::move(label);
     for (const auto& change : *shape_changes) warnings.push_back(fmt::format("{}: {}", anchor, change));
     record.applied = true;
     for (auto& message : warnings) {

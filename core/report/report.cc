@@ -1,6 +1,7 @@
 #include "core/report/report.h"
 
 #include "core/onnx/domain.h"
+#include "core/util/utf8.h"
 
 namespace lattice {
 
@@ -36,6 +37,8 @@ Json stats_json(const ModelStats& s) {
 
 }  // namespace
 
+// Messages (reasons, warnings) are escaped to one printable line each, as the CLI prints them;
+// names stay as they are, since they are data a reader matches against the model.
 Json Report::to_json() const {
   Json matches_json = Json::array();
   for (const auto& m : matches) {
@@ -45,7 +48,7 @@ Json Report::to_json() const {
                    .set("phase", m.phase)
                    .set("numerically_equivalent", m.numerically_equivalent)
                    .set("applied", m.applied);
-    if (!m.applied) row.set("reason", m.reason);
+    if (!m.applied) row.set("reason", printable(m.reason));
     row.set("nodes", Json::array_of(m.nodes))
         .set("new_nodes", Json::array_of(m.new_nodes))
         .set("node_ops", Json::array_of(m.node_ops))
@@ -58,11 +61,11 @@ Json Report::to_json() const {
                            .set("match_id", w.match_id)
                            .set("pattern", w.pattern)
                            .set("node", w.node)
-                           .set("message", w.message));
+                           .set("message", printable(w.message)));
   }
   Json unsupported_json = Json::array();
   for (const auto& u : unsupported) {
-    unsupported_json.push(Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", u.reason));
+    unsupported_json.push(Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", printable(u.reason)));
   }
   return Json::object()
       .set("schema", kReportSchema)

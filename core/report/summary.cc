@@ -30,26 +30,28 @@ std::string op_count_changes(const ModelStats& in, const ModelStats& out) {
 
 }  // namespace
 
+// Every name and message goes through printable(): one line each, whatever the model holds.
 std::string format_summary(const Report& r, const std::string& input_name, const std::string& output_name) {
+  const auto p = printable;
   std::string s;
   s += fmt::format("{} {}: target {}, BatchNorm folding {}{}\n", kToolName, kToolVersion, r.options.target,
                    r.options.fold_batch_norm ? "on" : "off", r.options.dry_run ? ", dry run" : "");
-  s += fmt::format("input   {} ({})\n", input_name, describe_model(r.input));
-  if (!output_name.empty()) s += fmt::format("output  {} ({})\n", output_name, describe_model(r.output));
-  s += fmt::format("ops     {}\n", op_count_changes(r.input, r.output));
+  s += fmt::format("input   {} ({})\n", p(input_name), describe_model(r.input));
+  if (!output_name.empty()) s += fmt::format("output  {} ({})\n", p(output_name), describe_model(r.output));
+  s += fmt::format("ops     {}\n", p(op_count_changes(r.input, r.output)));
 
   size_t applied = 0;
   for (const auto& m : r.matches) applied += m.applied ? 1 : 0;
   s += fmt::format("\nmatches ({}, {} applied)\n", r.matches.size(), applied);
   for (const auto& m : r.matches) {
-    s += fmt::format("  [{}] {}{}\n", m.applied ? "x" : " ", m.id, m.numerically_equivalent ? "" : "  (not equivalent)");
-    if (!m.applied && !m.reason.empty()) s += fmt::format("      not applied: {}\n", m.reason);
+    s += fmt::format("  [{}] {}{}\n", m.applied ? "x" : " ", p(m.id), m.numerically_equivalent ? "" : "  (not equivalent)");
+    if (!m.applied && !m.reason.empty()) s += fmt::format("      not applied: {}\n", p(m.reason));
   }
   s += fmt::format("\nwarnings ({})\n", r.warnings.size());
-  for (const auto& w : r.warnings) s += fmt::format("  {}\n", w.message);
+  for (const auto& w : r.warnings) s += fmt::format("  {}\n", p(w.message));
   s += fmt::format("\nunsupported on {} ({})\n", r.options.target, r.unsupported.size());
-  for (const auto& u : r.unsupported) s += fmt::format("  {} ({}): {}\n", u.node, u.op_type, u.reason);
-  return valid_utf8(s);
+  for (const auto& u : r.unsupported) s += fmt::format("  {} ({}): {}\n", p(u.node), p(u.op_type), p(u.reason));
+  return s;
 }
 
 }  // namespace lattice

@@ -9,13 +9,23 @@
 
 namespace lattice {
 
+// What a caller can do about an error: fix the model, fix the options it passed, or give the
+// conversion more memory. The CLI's exit status and the Node API's `code` follow it.
+enum class ErrorKind { kModel, kOptions, kMemory };
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kModel;
 };
 
 template <typename... Args>
 Error error(fmt::format_string<Args...> format, Args&&... args) {
   return Error{fmt::format(format, std::forward<Args>(args)...)};
+}
+
+template <typename... Args>
+Error options_error(fmt::format_string<Args...> format, Args&&... args) {
+  return Error{fmt::format(format, std::forward<Args>(args)...), ErrorKind::kOptions};
 }
 
 template <typename T>

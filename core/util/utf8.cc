@@ -1,10 +1,18 @@
 #include "core/util/utf8.h"
 
-namespace lattice {
+#include <cstdint>
 
-std::string valid_utf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+#include <fmt/format.h>
+
+namespace lattice {
+namespace {
+
+constexpr std::string_view kReplacement = "\xef\xbf\xbd";
+
+// Calls `emit(code_point, encoded)` for each valid UTF-8 sequence of `text`, and
+// `emit(-1, kReplacement)` for each byte that does not start one.
+template <typename Emit>
+void decode(std::string_view text, Emit emit) {
   size_t i = 0;
   while (i < text.size()) {
     auto c = static_cast<unsigned char>(text[i]);
@@ -20,13 +28,43 @@ std::string valid_utf8(std::string_view text) {
     static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
     valid = valid && code >= kMin[length] && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff);
     if (valid) {
-      out.append(text.substr(i, length));
+      emit(static_cast<int64_t>(code), text.substr(i, length));
       i += length;
     } else {
-      out += "\xef\xbf\xbd";
+      emit(-1, kReplacement);
       ++i;
     }
   }
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  decode(text, [&](int64_t, std::string_view encoded) { out.append(encoded); });
+  return out;
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  decode(text, [&](int64_t code, std::string_view encoded) {
+    switch (code) {
+      case '\n': out += "\\n"; return;
+      case '\r': out += "\\r"; return;
+      case '\t': out += "\\t"; return;
+      case 0: out += "\\0"; return;
+      default: break;
+    }
+    if ((code >= 0 && code < 0x20) || code == 0x7f) {
+      out += fmt::format("\\x{:02x}", code);
+    } else if ((code >= 0x80 && code < 0xa0) || code == 0x2028 || code == 0x2029) {
+      out += fmt::format("\\u{:04x}", code);
+    } else {
+      out.append(encoded);
+    }
+  });
   return out;
 }
 

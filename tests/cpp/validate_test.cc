@@ -168,3 +168,13 @@ TEST_CASE("names that are not valid UTF-8 reach messages and reports as U+FFFD")
   CHECK(valid_utf8("ok \xc3\xa9 \xf0\x9f\x98\x80") == "ok \xc3\xa9 \xf0\x9f\x98\x80");
   CHECK(Json(std::string("x\xc0\xafy")).dump(false) == "\"x\xef\xbf\xbd\xef\xbf\xbdy\"");
 }
+
+TEST_CASE("printable text is one line: control characters are escaped, UTF-8 kept or replaced") {
+  using namespace std::string_literals;
+  CHECK(printable("K\nonnx-lattice: ok") == "K\\nonnx-lattice: ok");
+  CHECK(printable("a\0b\r\t\x1b[31m"s) == "a\\0b\\r\\t\\x1b[31m");
+  CHECK(printable("del\x7f") == "del\\x7f");
+  CHECK(printable("c1 \xc2\x85 ls \xe2\x80\xa8") == "c1 \\u0085 ls \\u2028");
+  CHECK(printable("ok \xc3\xa9 \xf0\x9f\x98\x80") == "ok \xc3\xa9 \xf0\x9f\x98\x80");
+  CHECK(printable("bad\xff") == "bad\xef\xbf\xbd");
+}

@@ -2,6 +2,8 @@
 // fusion would hide what the converter did.
 import ort from 'onnxruntime-node';
 
+import { checkModel } from './onnx_checker.mjs';
+
 export async function session(bytes) {
   return ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
 }
@@ -23,8 +25,9 @@ export function feedsFor(sess, seed = 1) {
 }
 
 // Runs both models on the same inputs: per output, the largest absolute difference and the
-// largest magnitude of the original's values.
+// largest magnitude of the original's values. The converted model must pass onnx's checker too.
 export async function compareOutputs(originalBytes, convertedBytes) {
+  await checkModel(convertedBytes);
   const a = await session(originalBytes);
   const b = await session(convertedBytes);
   const feeds = feedsFor(a);

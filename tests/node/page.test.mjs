@@ -192,14 +192,28 @@ test('once loaded, the page works offline', async () => {
   await context.close();
 });
 
-test('a file over 2 GiB is refused in words before it is read', async () => {
+// The cause of this test's old time-outs on loaded machines: the refusal came before the
+// worker had started, and the worker's late "loading the converter" message overwrote "Failed".
+// Holding the converter's loader back until after the refusal makes that order certain.
+test('a file over 2 GiB is refused in words before it is read, whenever the converter starts', async () => {
   const huge = join(dir, 'huge.onnx');
   const fd = openSync(huge, 'w');
-  ftruncateSync(fd, 2 ** 31 + 16);  // sparse: no disk used
+  ftruncateSync(fd, 2 ** 31 + 16);  // sparse: no disk used, and nothing reads it
   closeSync(fd);
-  const { page, context } = await openPage();
+  const context = await browser.newContext();
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await context.route('**/onnx_lattice.js', async (route) => {
+    await held;
+    await route.continue();
+  });
+  const page = await context.newPage();
+  await page.goto(base);
   await page.setInputFiles('[data-testid="file-input"]', huge);
   assert.match(await waitDone(page), /^Failed/);
+  release();
+  await page.waitForFunction(() => document.body.dataset.converter === 'ready', null, { polling: 250 });
+  assert.match(await page.textContent('[data-testid="status"]'), /^Failed/, 'the start-up did not overwrite it');
   assert.match(await page.textContent('[data-testid="error"]'), /limited to 2 GiB/);
   await context.close();
 });

@@ -5,10 +5,12 @@
 #include "core/patterns/fold/conv_bn.h"
 
 #include <cmath>
+#include <optional>
 
 #include "core/graph/names.h"
 #include "core/onnx/attributes.h"
 #include "core/onnx/tensor_data.h"
+#include "core/onnx/tensor_type.h"
 #include "core/onnx/tensor_values.h"
 
 namespace lattice {
@@ -63,6 +65,12 @@ Result<BatchNorm> read_batch_norm(const MatchContext& ctx, int bn_index) {
     double s = (*gamma)[i] / std::sqrt((*var)[i] + eps);
     out.scale.push_back(s);
     out.shift.push_back((*beta)[i] - (*mean)[i] * s);
+    // A negative epsilon, a variance of -eps or NaN/Inf parameters would fold into NaN/Inf weights.
+    if (!std::isfinite(s) || !std::isfinite(out.shift.back())) {
+      return error("BatchNormalization '{}' channel {}: scale / sqrt(var + epsilon) = {} / sqrt({} + {}) and "
+                   "bias - mean * scale are not both finite",
+                   ctx.view.label(bn_index), i, (*gamma)[i], (*var)[i], eps);
+    }
   }
   return out;
 }
@@ -180,9 +188,21 @@ Result<Replacement> fold(const MatchContext& ctx, const Match& match, NameAlloca
   std::string w_name = names.fresh(layer.input(1) + "_bn_folded");
   std::string b_name = names.fresh((has_bias ? layer.input(2) : label + ".bias") + "_bn_folded");
   const auto& scale = norm->scale;
-  auto folded_w = map_values(*w, w_name, fmt::format("the weight '{}'", layer.input(1)),
-                             [&](size_t i, double v) { return v * scale[layout->channel_of(i)]; });
+  // The first folded value its type cannot hold (float16 overflows past 65504), and that type.
+  std::optional<std::pair<double, int32_t>> overflow;
+  auto folded_w = map_values(*w, w_name, fmt::format("the weight '{}'", layer.input(1)), [&](size_t i, double v) {
+    double x = v * scale[layout->channel_of(i)];
+    if (!overflow && !fits_type(x, w->data_type())) overflow.emplace(x, w->data_type());
+    return x;
+  });
   if (!folded_w) return folded_w.error();
+  for (size_t c = 0; c < channels && !overflow; ++c) {
+    if (!fits_type(folded_b[c], bias_type)) overflow.emplace(folded_b[c], bias_type);
+  }
+  if (overflow) {
+    return error("folding BatchNormalization '{}' into '{}' would give the value {}, which {} cannot hold",
+                 ctx.view.label(bn_index), label, overflow->first, onnx_types::element_name(overflow->second));
+  }
   r.initializers.push_back(std::move(folded_w).value());
   r.initializers.push_back(make_tensor(b_name, bias_type, bias_dims, folded_b));
   folded.set_input(1, w_name);

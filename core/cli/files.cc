@@ -1,0 +1,91 @@
+#include "core/cli/files.h"
+
+namespace lattice {
+namespace {
+
+constexpr int kMaxSymlinks = 40;  // as Linux's MAXSYMLINKS: a loop is an error, not a hang
+
+std::string folder_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+std::string_view kind_name(FileStat::Kind kind) {
+  switch (kind) {
+    case FileStat::Kind::kDirectory: return "a directory";
+    case FileStat::Kind::kFifo: return "a FIFO";
+    default: return "not a regular file";
+  }
+}
+
+}  // namespace
+
+bool ResolvedPath::same_file(const ResolvedPath& other) const {
+  if (stat.kind != FileStat::Kind::kMissing && other.stat.kind != FileStat::Kind::kMissing) {
+    return stat.identity == other.stat.identity;
+  }
+  return resolved == other.resolved;
+}
+
+Result<ResolvedPath> resolve(Host& host, const std::string& path) {
+  ResolvedPath r{path, path, {}};
+  for (int hops = 0;; ++hops) {
+    auto stat = host.lstat(r.resolved);
+    if (!stat) return error("'{}': {}", path, stat.error().message);
+    if (stat->kind != FileStat::Kind::kSymlink) {
+      r.stat = std::move(stat).value();
+      return r;
+    }
+    if (hops == kMaxSymlinks) return error("'{}': Too many levels of symbolic links", path);
+    auto target = host.read_link(r.resolved);
+    if (!target) return error("'{}': {}", path, target.error().message);
+    r.resolved = target->starts_with("/") ? *target : folder_of(r.resolved) + *target;
+  }
+}
+
+Result<Destination> destination(Host& host, std::string_view flag, const std::string& path) {
+  Destination d{std::string(flag), path == "-", {path, path, {}}};
+  if (d.to_stdout) return d;
+  auto target = resolve(host, path);
+  if (!target) return options_error("cannot write {}", target.error().message);
+  d.target = std::move(target).value();
+  auto kind = d.target.stat.kind;
+  if (kind != FileStat::Kind::kMissing && kind != FileStat::Kind::kRegular && kind != FileStat::Kind::kCharDevice) {
+    return options_error("{} '{}' is {}; give the name of a file to write", flag, path, kind_name(kind));
+  }
+  return d;
+}
+
+Status write_together(Host& host, const std::vector<Output>& outputs) {
+  std::vector<std::pair<std::string, const Destination*>> written;  // temporary name, destination
+  auto fail = [&](Error e) {
+    for (const auto& [tmp, to] : written) host.remove(tmp);
+    return e;
+  };
+  for (const auto& o : outputs) {
+    if (o.to->to_stdout || o.to->target.stat.kind == FileStat::Kind::kCharDevice) continue;
+    auto tmp = host.write_temporary(o.to->target.resolved, o.bytes);
+    if (!tmp) return fail(error("cannot write '{}': {}", o.to->target.path, tmp.error().message));
+    written.emplace_back(std::move(tmp).value(), o.to);
+  }
+  for (const auto& o : outputs) {
+    if (o.to->target.stat.kind != FileStat::Kind::kCharDevice) continue;
+    if (auto s = host.write_device(o.to->target.resolved, o.bytes); !s) {
+      return fail(error("cannot write '{}': {}", o.to->target.path, s.error().message));
+    }
+  }
+  for (const auto& o : outputs) {
+    if (!o.to->to_stdout) continue;
+    if (auto s = host.out_bytes(o.bytes); !s) return fail(error("cannot write to standard output: {}", s.error().message));
+  }
+  while (!written.empty()) {
+    auto [tmp, to] = written.front();
+    if (auto s = host.rename(tmp, to->target.resolved); !s) {
+      return fail(error("cannot write '{}': {}", to->target.path, s.error().message));
+    }
+    written.erase(written.begin());
+  }
+  return ok_status();
+}
+
+}  // namespace lattice

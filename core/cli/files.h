@@ -1,0 +1,45 @@
+#pragma once
+// The files one command reads and writes, over a Host: symlinks followed, outputs checked before
+// any work is done, and everything a run writes written together or not at all.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/cli/host.h"
+
+namespace lattice {
+
+// A path with every symlink followed, and what is there.
+struct ResolvedPath {
+  std::string path;      // as the user wrote it, for messages
+  std::string resolved;  // the file itself
+  FileStat stat;         // of `resolved`; kind is never kSymlink
+
+  // Two spellings of one file: same inode, or the same resolved path for files not there yet.
+  bool same_file(const ResolvedPath& other) const;
+};
+
+Result<ResolvedPath> resolve(Host& host, const std::string& path);
+
+// Where `flag`'s output goes: "-" is standard output; a character device is written in place; a
+// missing or regular file is replaced atomically. Anything else (a directory, a FIFO, a socket)
+// is an options error naming the flag and the path.
+struct Destination {
+  std::string flag;
+  bool to_stdout = false;
+  ResolvedPath target;
+};
+
+Result<Destination> destination(Host& host, std::string_view flag, const std::string& path);
+
+struct Output {
+  const Destination* to;
+  std::string_view bytes;
+};
+
+// All or nothing: every file is first written beside its target under a temporary name, devices
+// and standard output are written next, and only then are the temporary files renamed into
+// place. A failure before the renames leaves no new file and every existing one untouched.
+Status write_together(Host& host, const std::vector<Output>& outputs);
+
+}  // namespace lattice
