@@ -1,27 +1,44 @@
-// The page: picks a model, hands it to the worker, and shows the report. The page's defaults are
-// the CLI's (target lattice, BatchNorm folding on), so its download equals `onnx-lattice convert`.
+// The page: picks a model, hands it to the conversion worker, and shows the result — model card,
+// graph, plan, warnings, audit. The page's defaults are the CLI's (target lattice, BatchNorm
+// folding on), so its download equals `onnx-lattice convert`.
 import { drawRewrite } from './draw.js';
+import { GraphView } from './graph.js';
+import { renderAudit, renderCard, renderProps } from './panels.js';
 
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
 const ui = {
-  drop: document.querySelector('[data-testid="drop-zone"]'), file: $('file-input'), sample: $('sample-model'),
+  drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'),
   target: $('target'), fold: $('fold-bn'), convert: $('convert'), status: $('status'), error: $('error'),
-  results: $('results'), plan: $('plan'), warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
+  progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
+  results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
+  warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
   download: $('download'), downloadReport: $('download-report'), version: $('version'),
+  graphSwitch: document.querySelector('[data-testid="graph-switch"]'), props: $('node-props'), graphHeading: $('graph-heading'),
 };
 
 let worker = null;
 let picked = false;  // a model has been chosen since the page loaded
 let modelName = 'model';
 let objectUrls = [];
+let busySince = null;  // when the work now under way was asked for (a file pick, a button)
+let ticker = null;
+// What the user chose for this file, by match id: kept across target and fold switches and new
+// conversions, cleared when another file is loaded.
+let skipped = new Set();
+let current = null;  // {report, input, output, byName: {input: Map, converted: Map}}
+let drawing = null;  // the graph being drawn (a promise)
+
+const graph = new GraphView({
+  host: $('graph'), legend: $('legend'), zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
+}, (name) => selectNode(name));
 
 function startWorker() {
   worker = new Worker('worker.js');
   worker.onmessage = ({ data }) => {
     // Only while nothing else has been said: a model picked meanwhile has its own status.
     if (data.type === 'ready' && !picked) setStatus('Ready: choose a model, or try the sample.');
-    if (data.type === 'progress') setStatus(data.stage);
+    if (data.type === 'progress') showProgress(data.stage, data.fraction);
     if (data.type === 'result') showResult(data);
     if (data.type === 'error') showError(data.message);
   };
@@ -35,8 +52,31 @@ function startWorker() {
 
 function setStatus(text) { ui.status.textContent = text; }
 
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+function showProgress(stage, fraction) {
+  ui.stage.textContent = stage;
+  if (fraction !== undefined) ui.progress.setAttribute('value', String(Math.min(1, Math.max(0, fraction))));
+}
+
+// While busy the controls are disabled; focus on one of them would fall to <body>, so it moves to
+// the progress box, and on to the result heading (or the error) when the work ends.
 function busy(on) {
-  for (const control of [ui.sample, ui.convert, ui.file, ui.target, ui.fold]) control.disabled = on;
+  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fold];
+  if (on && ticker === null) {
+    busySince ??= performance.now();
+    ui.progressBox.hidden = false;
+    ui.progress.setAttribute('value', '0');
+    if (controls.includes(document.activeElement) || document.activeElement === document.body) ui.progressBox.focus();
+    ticker = setInterval(() => { ui.elapsed.textContent = seconds(performance.now() - busySince); }, 200);
+  } else if (!on) {
+    clearInterval(ticker);
+    ticker = null;
+    busySince = null;
+    ui.progressBox.hidden = true;
+    ui.elapsed.textContent = '';
+  }
+  for (const control of controls) control.disabled = on;
 }
 
 function showError(message) {
@@ -46,14 +86,16 @@ function showError(message) {
   ui.error.hidden = false;
   ui.error.textContent = `This model could not be converted: ${message}`;
   setStatus('Failed.');
+  if (!ui.error.contains(document.activeElement)) ui.error.focus();
 }
 
-function options(skipMatches = []) {
-  return { target: ui.target.value, foldBatchNorm: ui.fold.checked, skipMatches };
+function options() {
+  return { target: ui.target.value, foldBatchNorm: ui.fold.checked, skipMatches: [...skipped] };
 }
 
 function send(message, transfer = []) {
   if (!worker) startWorker();
+  setStatus(`Converting ${modelName}…`);
   ui.error.hidden = true;
   busy(true);
   worker.postMessage(message, transfer);
@@ -61,12 +103,16 @@ function send(message, transfer = []) {
 
 async function loadBytes(name, readBuffer, size) {
   picked = true;
+  const pickedAt = performance.now();
   if (size > MAX_MODEL_BYTES) {
     showError(`the file is ${(size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
     return;
   }
   modelName = name.replace(/\.onnx$/i, '') || 'model';
-  setStatus(`reading ${name}…`);
+  skipped = new Set();
+  busySince = pickedAt;  // the status's time runs from the pick
+  busy(true);
+  showProgress(`reading ${name}`, 0);
   try {
     const bytes = await readBuffer();
     send({ type: 'load', bytes, options: options() }, [bytes]);  // transferred, not copied
@@ -86,38 +132,82 @@ function text(tag, content, className) {
   return e;
 }
 
+function showButton(label, onClick) {
+  const b = text('button', 'Show in graph', 'small secondary');
+  b.type = 'button';
+  b.setAttribute('aria-label', `Show ${label} in the graph`);
+  b.addEventListener('click', (e) => { e.stopPropagation(); onClick(); });
+  return b;
+}
+
+// The nodes a match concerns in a view: what it matched (input, or converted if still there) or
+// what replaced it.
+function matchNodes(m, view) {
+  return view === 'input' || !m.applied ? m.nodes : m.new_nodes;
+}
+
 function renderPlan(report) {
   ui.plan.replaceChildren();
   if (!report.matches.length) ui.plan.append(text('p', 'No pattern matched this model.', 'hint'));
+  const before = (n) => current.byName.input.get(n), after = (n) => current.byName.converted.get(n);
   for (const m of report.matches) {
     const row = document.createElement('div');
     row.className = 'match';
     row.dataset.testid = 'match-row';
     row.dataset.matchId = m.id;
-    const skipped = report.options.skip_matches.includes(m.id);
+    const isSkipped = skipped.has(m.id);
     const box = document.createElement('input');
     box.type = 'checkbox';
     box.checked = m.applied;
-    box.disabled = !m.applied && !skipped;  // refused by the tool: nothing to switch on
+    box.disabled = !m.applied && !isSkipped;  // refused by the tool: nothing to switch on
     box.setAttribute('aria-label', `apply ${m.id}`);
-    const id = text('div', m.id, 'id');
-    id.append(text('span', m.numerically_equivalent ? 'equivalent' : 'output will differ',
-      `tag ${m.numerically_equivalent ? 'eq' : 'neq'}`));
-    if (!m.applied) id.append(text('span', skipped ? 'skipped' : 'not applied', 'tag off'));
-    row.append(box, id, text('div', `${m.phase} · ${m.nodes.join(' → ')}`, 'meta'));
-    if (m.reason) row.append(text('div', m.reason, 'reason'));
-    row.append(drawRewrite(m));
+    box.addEventListener('change', () => { if (box.checked) skipped.delete(m.id); else skipped.add(m.id); });
+    const head = document.createElement('div');
+    head.className = 'id';
+    // Tags are separate words for a screen reader: "…/MaxPool, output will differ".
+    head.append(text('span', m.id, 'match-id'), text('span', ', ', 'visually-hidden'),
+      text('span', m.numerically_equivalent ? 'equivalent' : 'output will differ', `tag ${m.numerically_equivalent ? 'eq' : 'neq'}`));
+    if (!m.applied) head.append(text('span', ', ', 'visually-hidden'), text('span', isSkipped ? 'skipped' : 'not applied', 'tag off'));
+    const body = document.createElement('div');
+    body.className = 'body';
+    body.append(text('div', `${m.phase} · ${m.nodes.join(' → ')}`, 'meta'));
+    if (m.reason) body.append(text('div', m.reason, 'reason'));
+    body.append(drawRewrite(m, before, after));
+    const warnings = report.warnings.filter((w) => w.match_id === m.id);
+    if (warnings.length) {
+      const list = document.createElement('ul');
+      list.className = 'row-warnings';
+      list.setAttribute('aria-label', 'Warnings of this match');
+      for (const w of warnings) list.append(text('li', w.message, 'warn'));
+      body.append(list);
+    }
+    body.append(showButton(m.id, () => revealMatch(m)));
+    row.append(box, head, body);
+    row.addEventListener('click', (e) => {
+      if (e.target.closest('input, button, a')) return;
+      revealMatch(m);
+    });
     ui.plan.append(row);
   }
+  // Skips chosen for ids this conversion does not have (another target, say): said once, here.
+  const gone = [...skipped].filter((id) => !report.matches.some((m) => m.id === id));
+  ui.stale.hidden = !gone.length;
+  ui.stale.textContent = gone.length ? `No longer matched (your skip is kept for when it matches again): ${gone.join(', ')}` : '';
 }
 
-function renderList(list, items, testid) {
-  list.replaceChildren();
-  if (!items.length) list.append(text('li', 'None.'));
-  for (const item of items) {
-    const li = text('li', item);
-    if (testid) li.dataset.testid = testid;
-    list.append(li);
+function renderWarnings(report) {
+  ui.warnings.replaceChildren();
+  if (!report.warnings.length) ui.warnings.append(text('li', 'None.'));
+  for (const w of report.warnings) {
+    // The message itself is the button that shows the match in the graph.
+    const li = document.createElement('li');
+    li.dataset.testid = 'warning-row';
+    const m = report.matches.find((x) => x.id === w.match_id);
+    const button = text('button', w.message, 'link');
+    button.type = 'button';
+    button.addEventListener('click', () => revealMatch(m));
+    li.append(m ? button : w.message);
+    ui.warnings.append(li);
   }
 }
 
@@ -139,23 +229,81 @@ function offer(link, blob, fileName) {
   link.download = fileName;
 }
 
-function showResult({ report, model, ms }) {
+// "<name>.<target>.onnx"; non-default choices are added so variants do not overwrite each other.
+function variantName(report) {
+  const o = report.options;
+  let name = `${modelName}.${o.target}`;
+  if (!o.fold_batch_norm) name += '.no-fold';
+  if (o.skip_matches.length) name += `.skip-${o.skip_matches.length}`;
+  return name;
+}
+
+// Node states in each view: rewritten, refused (or skipped) match, unsupported on the target, plain.
+function statesOf(report, view, byName) {
+  const states = new Map();
+  const mark = (name, state) => { if (byName.has(name) && !states.has(name)) states.set(name, state); };
+  for (const m of report.matches) if (m.applied) for (const n of matchNodes(m, view)) mark(n, 'applied');
+  for (const m of report.matches) if (!m.applied) for (const n of m.nodes) mark(n, 'refused');
+  for (const u of report.unsupported) mark(u.node, 'unsupported');
+  return states;
+}
+
+function currentView() { return ui.graphSwitch.querySelector('input:checked').value; }
+
+function drawGraph() {
+  const view = currentView();
+  const description = view === 'input' ? current.input : current.output;
+  drawing = graph.show(description, statesOf(current.report, view, current.byName[view]));
+  return drawing;
+}
+
+// Highlights `names` in `view` (or in the view that has them, the current one first).
+async function reveal(names, view) {
+  let target = view ?? currentView();
+  if (!view && !names.some((n) => current.byName[target].has(n))) target = target === 'input' ? 'converted' : 'input';
+  if (target !== currentView()) {
+    ui.graphSwitch.querySelector(`input[value="${target}"]`).checked = true;
+    drawGraph();
+  }
+  await drawing;
+  graph.highlight(names);
+  const first = names.find((n) => current.byName[target].has(n));
+  if (first) selectNode(first, target);
+  ui.graphHeading.scrollIntoView({ block: 'start' });
+}
+
+function revealMatch(m) { reveal(matchNodes(m, currentView()), null); }
+
+function selectNode(name, view = currentView()) {
+  const node = current.byName[view].get(name);
+  if (node) renderProps(ui.props, node, current.report, view, (names) => reveal(names, null));
+}
+
+function showResult({ report, model, input, output, ms }) {
+  const started = busySince;
   busy(false);
   for (const url of objectUrls) URL.revokeObjectURL(url);
   objectUrls = [];
+  current = { report, input, output, byName: { input: new Map(input.nodes.map((n) => [n.name, n])),
+    converted: new Map(output.nodes.map((n) => [n.name, n])) } };
   ui.results.hidden = false;
   ui.convert.disabled = false;
   ui.version.textContent = report.tool.version;
+  renderCard(ui.card, report, input, output);
   renderPlan(report);
-  renderList(ui.warnings, report.warnings.map((w) => w.message), 'warning-row');
-  renderList(ui.audit, report.unsupported.map((u) => `${u.node} (${u.op_type}): ${u.reason}`), 'audit-row');
+  renderWarnings(report);
+  renderAudit(ui.audit, report.unsupported, (names) => reveal(names, 'converted'));
   renderCounts(report);
-  offer(ui.download, new Blob([model], { type: 'application/octet-stream' }), `${modelName}.lattice.onnx`);
-  offer(ui.downloadReport, new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }),
-    `${modelName}.lattice.report.json`);
+  renderProps(ui.props, null);
+  const name = variantName(report);
+  offer(ui.download, new Blob([model], { type: 'application/octet-stream' }), `${name}.onnx`);
+  offer(ui.downloadReport, new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }), `${name}.report.json`);
   const applied = report.matches.filter((m) => m.applied).length;
-  setStatus(`Done in ${Math.round(ms)} ms: ${applied} of ${report.matches.length} matches applied, ` +
-    `${report.warnings.length} warnings, ${report.unsupported.length} nodes the hardware cannot run.`);
+  setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
+    `${report.matches.length} matches applied, ${report.warnings.length} warnings, ` +
+    `${report.unsupported.length} nodes the hardware cannot run.`);
+  ui.heading.focus();
+  drawGraph().catch((e) => { $('graph').textContent = `The graph could not be laid out: ${e.message}`; });
 }
 
 // Everything the page needs is fetched now, so it keeps working offline once loaded: the
@@ -176,16 +324,9 @@ ui.drop.addEventListener('drop', (e) => {
   ui.drop.classList.remove('over');
   loadFile(e.dataTransfer.files[0]);
 });
-ui.drop.addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); ui.file.click(); }
-});
 ui.sample.addEventListener('click', () => loadBytes('sample.onnx', async () => (await sampleBytes).slice(0), 0));
-ui.convert.addEventListener('click', () => {
-  const skip = [...ui.plan.querySelectorAll('[data-testid="match-row"]')]
-    .filter((row) => { const box = row.querySelector('input'); return !box.checked && !box.disabled; })
-    .map((row) => row.dataset.matchId);
-  send({ type: 'convert', options: options(skip) });
-});
+ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
 for (const control of [ui.target, ui.fold]) {
   control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
 }
+ui.graphSwitch.addEventListener('change', () => { if (current) drawGraph(); });

@@ -1,7 +1,9 @@
 // The static page in a real headless Chromium (Debian's), served from 127.0.0.1 like any static
 // host would: the sample and dropped/picked files convert to exactly the CLI's bytes and report.
 import assert from 'node:assert/strict';
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -9,7 +11,8 @@ import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 
 import { serve } from '../../scripts/serve.mjs';
-import { CLIS, ROOT, ZOO, fixture, scratch, stable } from './helpers.mjs';
+import { createConverter } from '../../wasm/index.mjs';
+import { CLIS, FIXTURES, ROOT, ZOO, fixture, scratch, stable } from './helpers.mjs';
 
 const SITE = join(ROOT, 'build/web');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -32,8 +35,8 @@ after(async () => {
   server?.close();
 });
 
-async function openPage() {
-  const context = await browser.newContext({ acceptDownloads: true });
+async function openPage(contextOptions = {}) {
+  const context = await browser.newContext({ acceptDownloads: true, ...contextOptions });
   const page = await context.newPage();
   page.on('request', (r) => requests.push(r.url()));
   context.on('request', (r) => requests.push(r.url()));
@@ -210,13 +213,270 @@ test('no request left 127.0.0.1', () => {
   assert.deepEqual(elsewhere, []);
 });
 
-test('the page weighs at most 400 KB gzipped (HTML, JS, CSS, wasm)', () => {
-  let total = 0;
+
+test('what loads before the first conversion weighs at most 400 KB gzipped', async () => {
+  const { page, context } = await openPage();
+  const loaded = [];
+  page.on('requestfinished', (r) => loaded.push(new URL(r.url()).pathname.slice(1) || 'index.html'));
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Ready'), null,
+    { polling: 250 });
+  await page.waitForTimeout(500);  // anything fetched just after "Ready" counts too
+  await context.close();
   const sizes = {};
-  for (const name of readdirSync(SITE).filter((f) => /\.(html|js|css|wasm)$/.test(f))) {
-    sizes[name] = gzipSync(readFileSync(join(SITE, name)), { level: 9 }).length;
-    total += sizes[name];
-  }
-  console.log(`# page weight gzipped: ${(total / 1024).toFixed(1)} KB ${JSON.stringify(sizes)}`);
+  for (const name of [...new Set(loaded)].sort()) sizes[name] = gzipSync(readFileSync(join(SITE, name)), { level: 9 }).length;
+  const total = Object.values(sizes).reduce((a, b) => a + b, 0);
+  console.log(`# page weight before the first conversion, gzipped: ${(total / 1024).toFixed(1)} KB: ` +
+    Object.entries(sizes).map(([n, b]) => `${n} ${(b / 1024).toFixed(1)} KB`).join(', '));
+  for (const part of ['index.html', 'app.js', 'worker.js', 'onnx_lattice.wasm']) assert.ok(part in sizes, `${part} was loaded`);
   assert.ok(total <= 400 * 1024, `${total} bytes`);
+});
+
+// --- The graph view, plan state, progress, keyboard and accessibility (issue 11) -------------
+
+const api = await createConverter();
+const require = createRequire(import.meta.url);
+
+// The state each node of a view must show, from the report alone: nodes a rewrite matched (input
+// view) or emitted (converted view) are "applied", nodes of a match left unapplied "refused",
+// nodes in the audit "unsupported", the rest "plain" (the first rule that holds wins).
+function expectedStates(report, description, view) {
+  const names = new Set(description.nodes.map((n) => n.name));
+  const states = new Map();
+  const mark = (n, state) => { if (names.has(n) && !states.has(n)) states.set(n, state); };
+  for (const m of report.matches) if (m.applied) for (const n of view === 'input' ? m.nodes : m.new_nodes) mark(n, 'applied');
+  for (const m of report.matches) if (!m.applied) for (const n of m.nodes) mark(n, 'refused');
+  for (const u of report.unsupported) mark(u.node, 'unsupported');
+  const counts = { applied: 0, refused: 0, unsupported: 0, plain: names.size - states.size };
+  for (const s of states.values()) counts[s] += 1;
+  return counts;
+}
+
+async function graphReady(page) {
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"]', { timeout: 60_000 });
+  return page.$eval('[data-testid="graph"]', (g) => ({
+    layoutMs: Number(g.dataset.layoutMs), workerLayoutMs: Number(g.dataset.workerLayoutMs), renderMs: Number(g.dataset.renderMs),
+    nodes: [...g.querySelectorAll('[data-testid="graph-node"]')].map((n) => ({ name: n.dataset.node, state: n.dataset.state })),
+  }));
+}
+
+async function switchGraph(page, view) {
+  await page.check(`[data-testid="graph-switch"] input[value="${view}"]`);
+  return graphReady(page);
+}
+
+const countStates = (nodes) => nodes.reduce((c, n) => ({ ...c, [n.state]: c[n.state] + 1 }),
+  { applied: 0, refused: 0, unsupported: 0, plain: 0 });
+
+// Converts `model` in the page, then checks both views' nodes and states against the CLI's report
+// and model; prints the layout and render times.
+async function checkGraph(label, model) {
+  const { page, context, consoleErrors } = await openPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setInputFiles('[data-testid="file-input"]', model);
+  assert.match(await waitDone(page), /^Done/);
+  const expected = cli(model);
+  const views = { converted: api.describe(expected.bytes), input: api.describe(readFileSync(model)) };
+  const times = {};
+  for (const view of ['converted', 'input']) {
+    const shown = view === 'converted' ? await graphReady(page) : await switchGraph(page, view);
+    times[view] = shown;
+    assert.equal(shown.nodes.length, view === 'input' ? expected.report.input.nodes : expected.report.output.nodes, view);
+    assert.deepEqual(shown.nodes.map((n) => n.name).sort(), views[view].nodes.map((n) => n.name).sort(), view);
+    assert.deepEqual(countStates(shown.nodes), expectedStates(expected.report, views[view], view), view);
+  }
+  const t = times.converted;
+  console.log(`# graph of ${label} (${t.nodes.length} nodes): layout ${t.layoutMs} ms (dagre ${t.workerLayoutMs} ms in its ` +
+    `worker), render ${t.renderMs} ms, together ${t.layoutMs + t.renderMs} ms; input view (${times.input.nodes.length} nodes) ` +
+    `${times.input.layoutMs + times.input.renderMs} ms`);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+  return countStates(t.nodes);
+}
+
+test('the graph shows every node of the sample in the state the report gives it', async () => {
+  const counts = await checkGraph('the sample', join(SITE, 'sample.onnx'));
+  assert.ok(counts.applied > 0 && counts.plain > 0, JSON.stringify(counts));
+});
+
+test('the graph of ResNet-50 shows every node in its state', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
+  await checkGraph('ResNet-50', join(ZOO, 'resnet50.onnx'));
+});
+
+test('the graph of a ~1,000-node model shows every node in its state', async () => {
+  const model = join(dir, 'large_graph.onnx');
+  const r = spawnSync('/usr/bin/python3', [join(FIXTURES, 'make_large_graph.py'), model], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const counts = await checkGraph('a 1,007-node model', model);
+  assert.ok(counts.applied > 0 && counts.unsupported > 0, JSON.stringify(counts));
+});
+
+test('a match row brings its nodes into view highlighted, and a node opens its properties', async () => {
+  const { page, context } = await openPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const report = await pageReport(page);
+  const m = report.matches.find((x) => x.applied && x.pattern === 'LatticeSPPFMaxPoolPattern');
+  assert.ok(m, 'the sample has an applied SPPF match');
+  await page.click(`[data-match-id="${m.id}"] .meta`);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="graph-node"].hl').length > 0);
+  const highlighted = await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort());
+  const present = await page.$$eval('[data-testid="graph-node"]', (ns) => ns.map((n) => n.dataset.node));
+  assert.deepEqual(highlighted, m.new_nodes.filter((n) => present.includes(n)).sort());
+  // Each highlighted node is inside the visible graph box.
+  const box = await page.$eval('[data-testid="graph"]', (g) => g.getBoundingClientRect().toJSON());
+  for (const name of highlighted) {
+    const r = await page.$eval(`[data-testid="graph-node"][data-node="${name}"]`, (n) => n.getBoundingClientRect().toJSON());
+    assert.ok(r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom, name);
+  }
+  // A click on a node (a real pointer click in the SVG) opens its properties.
+  const conv = highlighted.find((n) => present.includes(n));
+  await page.click(`[data-testid="graph-node"][data-node="${conv}"]`);
+  const props = await page.textContent('[data-testid="node-props"]');
+  assert.ok(props.includes(conv), props);
+  assert.match(props, /Attributes/);
+  assert.match(props, /Outputs/);
+  assert.ok(props.includes(m.id), 'the match that emitted the node is named');
+  // The drawing carries the change: SPPF's new convs with kernel and channel counts, and no
+  // BatchNorm in the "after" row once folding has removed them; a snapped MaxPool says 2×2 s2.
+  const after = await page.textContent(`[data-match-id="${m.id}"] .after`);
+  assert.match(after, /Conv 3×3 s1 p1 · (\d+)→\1/);
+  assert.doesNotMatch(after, /BatchNorm/);
+  const pool = await page.textContent('[data-match-id="LatticeMaxPool2dPattern:/down/down.1/MaxPool"] .drawing');
+  assert.match(pool, /before.*MaxPool \d×\d.*after.*MaxPool 2×2 s2/);
+  await context.close();
+});
+
+test('an unticked match stays unticked across target and fold switches, and downloads say what was done', async () => {
+  const { page, context } = await openPage();
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  const id = 'LatticeMaxPool2dPattern:/down/down.1/MaxPool';
+  await page.uncheck(`[data-match-id="${id}"] input`);
+  await page.click('[data-testid="convert"]');
+  await waitDone(page);
+  await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
+  await page.uncheck('[data-testid="fold-bn"]');
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
+  const sample = join(SITE, 'sample.onnx');
+  const { name } = await checkAgainstCli(page, sample, ['--skip-match', id, '--target', 'lattice-advanced', '--no-fold-bn']);
+  assert.equal(name, 'sample.lattice-advanced.no-fold.skip-1.onnx');
+  assert.equal((await downloadBytes(page, 'download-report')).name, 'sample.lattice-advanced.no-fold.skip-1.report.json');
+  // Back to the defaults with the skip kept; ticking the row again brings the match back.
+  await page.selectOption('[data-testid="target-select"]', 'lattice');
+  await waitDone(page);
+  await page.check('[data-testid="fold-bn"]');
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
+  await checkAgainstCli(page, sample, ['--skip-match', id]);
+  await page.check(`[data-match-id="${id}"] input`);
+  await page.click('[data-testid="convert"]');
+  await waitDone(page);
+  const { name: plain } = await checkAgainstCli(page, sample);
+  assert.equal(plain, 'sample.lattice.onnx');
+  assert.equal((await downloadBytes(page, 'download-report')).name, 'sample.lattice.report.json');
+  // A new file starts with nothing skipped.
+  await page.uncheck(`[data-match-id="${id}"] input`);
+  await page.setInputFiles('[data-testid="file-input"]', sample);
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), true);
+  await context.close();
+});
+
+test('warnings sit in their match row, and the audit is grouped by op and reason with counts', async () => {
+  const { page, context } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', fixture('everything.onnx'));
+  await waitDone(page);
+  const report = await pageReport(page);
+  for (const m of report.matches) {
+    const inRow = await page.$$eval(`[data-match-id="${m.id}"] .row-warnings li`, (ls) => ls.map((l) => l.textContent));
+    assert.deepEqual(inRow, report.warnings.filter((w) => w.match_id === m.id).map((w) => w.message), m.id);
+  }
+  const groups = await page.$$eval('[data-testid="audit-group"]', (gs) => gs.map((g) => ({
+    summary: g.querySelector('summary').textContent, rows: g.querySelectorAll('[data-testid="audit-row"]').length })));
+  const expected = new Map();
+  for (const u of report.unsupported) {
+    const key = u.group ?? `${u.op_type}: ${u.reason}`;
+    expected.set(key, (expected.get(key) ?? 0) + 1);
+  }
+  assert.deepEqual(groups, [...expected].map(([key, n]) => ({ summary: `${key} (${n})`, rows: n })));
+  assert.ok(groups.length > 0);
+  await context.close();
+});
+
+test('the progress bar moves through the core\'s stages on a large model', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
+  const { page, context } = await openPage();
+  await page.evaluate(() => {
+    window.progressSeen = [];
+    const bar = document.querySelector('[data-testid="progress"]');
+    const stage = document.getElementById('progress-stage');
+    new MutationObserver(() => window.progressSeen.push({ value: Number(bar.getAttribute('value')), stage: stage.textContent }))
+      .observe(bar, { attributes: true, attributeFilter: ['value'] });
+  });
+  await page.setInputFiles('[data-testid="file-input"]', join(ZOO, 'resnet50.onnx'));
+  assert.match(await waitDone(page), /^Done/);
+  const seen = await page.evaluate(() => window.progressSeen);
+  const values = [...new Set(seen.map((s) => s.value))].filter((v) => v > 0 && v < 1);
+  assert.ok(values.length >= 4, JSON.stringify(seen));
+  assert.deepEqual(values, [...values].sort((a, b) => a - b), 'the bar only moves forward');
+  const stages = seen.map((s) => s.stage);
+  for (const stage of ['parse', 'conversion pass 1', 'fusion pass', 'save']) assert.ok(stages.includes(stage), stage);
+  await context.close();
+});
+
+test('the sample converts with the keyboard alone, and focus never falls to the page body', async () => {
+  const { page, context } = await openPage();
+  await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Ready'), null,
+    { polling: 250 });
+  await page.evaluate(() => {
+    window.lostFocus = 0;
+    setInterval(() => { if (document.activeElement === document.body) window.lostFocus += 1; }, 20);
+  });
+  const active = () => page.evaluate(() => document.activeElement.id || document.activeElement.tagName);
+  await page.keyboard.press('Tab');
+  assert.equal(await active(), 'file-input', 'the first tab stop chooses a file');
+  await page.keyboard.press('Tab');
+  assert.equal(await active(), 'sample-model', 'one tab stop for choosing a file: the next is the sample');
+  await page.evaluate(() => { window.lostFocus = 0; });
+  await page.keyboard.press('Enter');
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await active(), 'results-heading');
+  // Untick a row with Space, then go back to "Convert again" and press Enter.
+  let steps = 0;
+  while (!(await page.evaluate(() => document.activeElement.matches('[data-testid="match-row"] input:not(:disabled)'))) && steps++ < 80) {
+    await page.keyboard.press('Tab');
+  }
+  const id = await page.evaluate(() => document.activeElement.closest('[data-testid="match-row"]').dataset.matchId);
+  await page.keyboard.press('Space');
+  steps = 0;
+  while ((await active()) !== 'convert' && steps++ < 80) await page.keyboard.press('Shift+Tab');
+  assert.equal(await active(), 'convert');
+  await page.keyboard.press('Enter');
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await active(), 'results-heading');
+  const report = await pageReport(page);
+  assert.deepEqual(report.options.skip_matches, [id]);
+  assert.equal(await page.evaluate(() => window.lostFocus), 0, 'focus fell to <body>');
+  await context.close();
+});
+
+test('axe-core finds no serious or critical violation after a conversion', async () => {
+  // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
+  const { page, context } = await openPage({ bypassCSP: true });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  await page.click('[data-testid="graph-node"]');  // the properties panel filled in too
+  await page.evaluate(() => document.querySelectorAll('[data-testid="audit-group"]').forEach((d) => { d.open = true; }));
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const results = await page.evaluate(() => window.axe.run(document));
+  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.length}) ${v.nodes.slice(0, 2).map((n) => n.target).join(' ')}`), []);
+  console.log(`# axe-core: ${results.passes.length} rules pass, ${results.violations.length} violations, none serious or critical`);
+  await context.close();
 });
