@@ -3,7 +3,7 @@
 // folding on), so its download equals `onnx-lattice convert`.
 import { drawRewrite } from './draw.js';
 import { GraphView } from './graph.js';
-import { renderAudit, renderCard, renderProps } from './panels.js';
+import { renderAudit, renderCard, renderProps, showButton } from './panels.js';
 
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
@@ -110,6 +110,7 @@ async function loadBytes(name, readBuffer, size) {
   }
   modelName = name.replace(/\.onnx$/i, '') || 'model';
   skipped = new Set();
+  setStatus(`Converting ${name}…`);
   busySince = pickedAt;  // the status's time runs from the pick
   busy(true);
   showProgress(`reading ${name}`, 0);
@@ -130,14 +131,6 @@ function text(tag, content, className) {
   e.textContent = content;
   if (className) e.className = className;
   return e;
-}
-
-function showButton(label, onClick) {
-  const b = text('button', 'Show in graph', 'small secondary');
-  b.type = 'button';
-  b.setAttribute('aria-label', `Show ${label} in the graph`);
-  b.addEventListener('click', (e) => { e.stopPropagation(); onClick(); });
-  return b;
 }
 
 // The nodes a match concerns in a view: what it matched (input, or converted if still there) or

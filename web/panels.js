@@ -36,11 +36,12 @@ export function renderCard(dl, report, input, output) {
   entry(dl, 'Size', change(report.input.bytes, report.output.bytes, formatBytes));
 }
 
-function showButton(label, onClick) {
+// "Show in graph" for one entry; its accessible name starts with the visible text.
+export function showButton(what, onClick) {
   const b = el('button', 'Show in graph', 'small secondary');
   b.type = 'button';
-  b.setAttribute('aria-label', label);
-  b.addEventListener('click', onClick);
+  b.setAttribute('aria-label', `Show in graph: ${what}`);
+  b.addEventListener('click', (e) => { e.stopPropagation(); onClick(); });
   return b;
 }
 
@@ -67,12 +68,12 @@ export function renderAudit(container, unsupported, onShow) {
     for (const u of entries) {
       const li = el('li', `${u.node} (${u.op_type}): ${u.reason}`);
       li.dataset.testid = 'audit-row';
-      li.append(' ', showButton(`Show ${u.node} in the graph`, () => onShow([u.node])));
+      li.append(' ', showButton(u.node, () => onShow([u.node])));
       ul.append(li);
     }
     details.append(summary);
     if (entries.length > 1) {
-      details.append(showButton(`Show all ${entries.length} of this group in the graph`, () => onShow(entries.map((u) => u.node))));
+      details.append(showButton(`all ${entries.length} of this group`, () => onShow(entries.map((u) => u.node))));
     }
     details.append(ul);
     container.append(details);
@@ -103,7 +104,7 @@ export function renderProps(aside, node, report, view, onShow) {
     const ul = el('ul', undefined, 'plain');
     for (const m of matches) {
       const li = el('li', `${m.id}: ${m.applied ? (m.nodes.includes(node.name) && view === 'input' ? 'rewritten' : 'emitted by this rewrite') : `not applied (${m.reason})`}`);
-      li.append(' ', showButton(`Show the nodes of ${m.id}`, () => onShow(view === 'input' || !m.applied ? m.nodes : m.new_nodes)));
+      li.append(' ', showButton(`the nodes of ${m.id}`, () => onShow(view === 'input' || !m.applied ? m.nodes : m.new_nodes)));
       ul.append(li);
     }
     entry(dl, 'Matches', ul);

@@ -286,9 +286,9 @@ async function checkGraph(label, model) {
     assert.deepEqual(countStates(shown.nodes), expectedStates(expected.report, views[view], view), view);
   }
   const t = times.converted;
-  console.log(`# graph of ${label} (${t.nodes.length} nodes): layout ${t.layoutMs} ms (dagre ${t.workerLayoutMs} ms in its ` +
-    `worker), render ${t.renderMs} ms, together ${t.layoutMs + t.renderMs} ms; input view (${times.input.nodes.length} nodes) ` +
-    `${times.input.layoutMs + times.input.renderMs} ms`);
+  const line = (v) => `${v.nodes.length} nodes, layout ${v.layoutMs} ms (dagre ${v.workerLayoutMs} ms of it in its worker) + ` +
+    `render ${v.renderMs} ms = ${v.layoutMs + v.renderMs} ms`;
+  console.log(`# graph of ${label}: converted view ${line(t)}; input view ${line(times.input)}`);
   assert.deepEqual(consoleErrors, []);
   await context.close();
   return countStates(t.nodes);
@@ -307,7 +307,7 @@ test('the graph of a ~1,000-node model shows every node in its state', async () 
   const model = join(dir, 'large_graph.onnx');
   const r = spawnSync('/usr/bin/python3', [join(FIXTURES, 'make_large_graph.py'), model], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  const counts = await checkGraph('a 1,007-node model', model);
+  const counts = await checkGraph('a 1,007-node model (make_large_graph.py)', model);
   assert.ok(counts.applied > 0 && counts.unsupported > 0, JSON.stringify(counts));
 });
 
