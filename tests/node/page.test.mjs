@@ -103,22 +103,6 @@ test('the sample model converts in the page exactly as the CLI converts it', asy
   await context.close();
 });
 
-test('unticking a match and converting again skips exactly that match', async () => {
-  const { page, context } = await openPage();
-  await page.click('[data-testid="sample-model"]');
-  await waitDone(page);
-  const id = 'LatticeMaxPool2dPattern:/down/down.1/MaxPool';
-  await page.uncheck(`[data-match-id="${id}"] input`);
-  await page.click('[data-testid="convert"]');
-  await waitDone(page);
-  const { report } = await checkAgainstCli(page, join(SITE, 'sample.onnx'), ['--skip-match', id]);
-  const skipped = report.matches.find((m) => m.id === id);
-  assert.equal(skipped.applied, false);
-  assert.match(skipped.reason, /skipped on request/);
-  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
-  await context.close();
-});
-
 test('a picked file, a dropped file and the target and fold-bn controls match the CLI', async () => {
   const { page, context } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', fixture('resnet_stem.onnx'));
@@ -346,10 +330,25 @@ test('a match row brings its nodes into view highlighted, and a node opens its p
   assert.doesNotMatch(after, /BatchNorm/);
   const pool = await page.textContent('[data-match-id="LatticeMaxPool2dPattern:/down/down.1/MaxPool"] .drawing');
   assert.match(pool, /before.*MaxPool \d×\d.*after.*MaxPool 2×2 s2/);
+  // The keyboard pans and zooms the focused graph.
+  const transform = () => page.getAttribute('[data-testid="graph"] .viewport', 'transform');
+  await page.focus('[data-testid="graph"]');
+  let last = await transform();
+  for (const key of ['ArrowRight', 'ArrowDown', '+', '-', '0']) {
+    await page.keyboard.press(key);
+    const now = await transform();
+    assert.notEqual(now, last, key);
+    last = now;
+  }
+  // The model card: inputs with shapes, opset, IR version, producer, parameters, sizes.
+  const card = await page.textContent('[data-testid="model-card"]');
+  for (const fact of ['input: float [1, 3, 64, 64]', 'Opset13', 'IR version7', 'pytorch', 'Parameters', 'KiB →']) {
+    assert.ok(card.includes(fact), `${fact} in ${card}`);
+  }
   await context.close();
 });
 
-test('an unticked match stays unticked across target and fold switches, and downloads say what was done', async () => {
+test('an unticked match is skipped, and stays unticked across target and fold switches; downloads say what was done', async () => {
   const { page, context } = await openPage();
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
@@ -357,6 +356,11 @@ test('an unticked match stays unticked across target and fold switches, and down
   await page.uncheck(`[data-match-id="${id}"] input`);
   await page.click('[data-testid="convert"]');
   await waitDone(page);
+  const { report } = await checkAgainstCli(page, join(SITE, 'sample.onnx'), ['--skip-match', id]);
+  const skipped = report.matches.find((m) => m.id === id);
+  assert.equal(skipped.applied, false);
+  assert.match(skipped.reason, /skipped on request/);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
   await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');
   await waitDone(page);
   assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
@@ -367,6 +371,11 @@ test('an unticked match stays unticked across target and fold switches, and down
   const { name } = await checkAgainstCli(page, sample, ['--skip-match', id, '--target', 'lattice-advanced', '--no-fold-bn']);
   assert.equal(name, 'sample.lattice-advanced.no-fold.skip-1.onnx');
   assert.equal((await downloadBytes(page, 'download-report')).name, 'sample.lattice-advanced.no-fold.skip-1.report.json');
+  // Target "none" has no such match: the skip is named once as no longer matched, and kept.
+  await page.selectOption('[data-testid="target-select"]', 'none');
+  await waitDone(page);
+  assert.equal(await page.$(`[data-match-id="${id}"]`), null);
+  assert.match(await page.textContent('#stale-skips'), new RegExp(`^No longer matched.*${id.replace(/[/.]/g, '\\$&')}$`));
   // Back to the defaults with the skip kept; ticking the row again brings the match back.
   await page.selectOption('[data-testid="target-select"]', 'lattice');
   await waitDone(page);
