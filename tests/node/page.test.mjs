@@ -330,20 +330,54 @@ test('a match row brings its nodes into view highlighted, and a node opens its p
   assert.doesNotMatch(after, /BatchNorm/);
   const pool = await page.textContent('[data-match-id="LatticeMaxPool2dPattern:/down/down.1/MaxPool"] .drawing');
   assert.match(pool, /before.*MaxPool \d×\d.*after.*MaxPool 2×2 s2/);
-  // The keyboard pans and zooms the focused graph.
-  const transform = () => page.getAttribute('[data-testid="graph"] .viewport', 'transform');
-  await page.focus('[data-testid="graph"]');
-  let last = await transform();
-  for (const key of ['ArrowRight', 'ArrowDown', '+', '-', '0']) {
-    await page.keyboard.press(key);
-    const now = await transform();
-    assert.notEqual(now, last, key);
-    last = now;
-  }
   // The model card: inputs with shapes, opset, IR version, producer, parameters, sizes.
   const card = await page.textContent('[data-testid="model-card"]');
   for (const fact of ['input: float [1, 3, 64, 64]', 'Opset13', 'IR version7', 'pytorch', 'Parameters', 'KiB →']) {
     assert.ok(card.includes(fact), `${fact} in ${card}`);
+  }
+  await context.close();
+});
+
+test('the graph pans and zooms with the mouse, touch and the keyboard', async () => {
+  const { page, context } = await openPage({ hasTouch: true, viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const view = () => page.$eval('[data-testid="graph"] .viewport', (g) => {
+    const [, x, y, k] = g.getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\) scale\(([-\d.e]+)\)/).map(Number);
+    return { x, y, k };
+  });
+  const box = await page.$eval('[data-testid="graph"]', (g) => { g.scrollIntoView(); return g.getBoundingClientRect().toJSON(); });
+  const cx = box.left + box.width / 2, cy = box.top + box.height / 2;
+  // Mouse: a drag pans by the distance moved, the wheel zooms.
+  let before = await view();
+  await page.mouse.move(cx, cy);
+  await page.mouse.down();
+  await page.mouse.move(cx + 40, cy + 30, { steps: 4 });
+  await page.mouse.up();
+  let after = await view();
+  assert.deepEqual([Math.round(after.x - before.x), Math.round(after.y - before.y), after.k], [40, 30, before.k]);
+  await page.mouse.wheel(0, -200);
+  await page.waitForFunction((k) => !document.querySelector('[data-testid="graph"] .viewport').getAttribute('transform').endsWith(`scale(${k})`), before.k);
+  assert.ok((await view()).k > before.k, 'the wheel zooms in');
+  // Touch: two fingers moving apart zoom in.
+  before = await view();
+  const cdp = await context.newCDPSession(page);
+  const touch = (type, spread) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [
+    { x: cx - spread, y: cy, id: 1 }, { x: cx + spread, y: cy, id: 2 }] });
+  await touch('touchStart', 20);
+  for (const spread of [30, 45, 60, 80]) await touch('touchMove', spread);
+  await touch('touchEnd', 0);
+  after = await view();
+  assert.ok(after.k > before.k * 2, `pinch zoom: ${before.k} -> ${after.k}`);
+  // Keyboard: arrows pan, - and + zoom (the pinch left it at the largest zoom), 0 fits.
+  await page.focus('[data-testid="graph"]');
+  let last = JSON.stringify(await view());
+  for (const key of ['ArrowRight', 'ArrowDown', '-', '+', '0']) {
+    await page.keyboard.press(key);
+    const now = JSON.stringify(await view());
+    assert.notEqual(now, last, key);
+    last = now;
   }
   await context.close();
 });
@@ -415,6 +449,12 @@ test('warnings sit in their match row, and the audit is grouped by op and reason
   }
   assert.deepEqual(groups, [...expected].map(([key, n]) => ({ summary: `${key} (${n})`, rows: n })));
   assert.ok(groups.length > 0);
+  // An audit entry's "Show in graph" highlights its node in the converted model.
+  await page.click('[data-testid="audit-group"] summary');
+  await page.click('[data-testid="audit-group"] [data-testid="audit-row"] button');
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node)), [report.unsupported[0].node]);
+  assert.ok((await page.textContent('[data-testid="node-props"]')).includes(report.unsupported[0].reason));
   await context.close();
 });
 
