@@ -23,6 +23,7 @@ let modelName = 'model';
 let objectUrls = [];
 let busySince = null;  // when the work now under way was asked for (a file pick, a button)
 let ticker = null;
+let focusAfter = null;  // the option control to give focus back to when the work ends
 // What the user chose for this file, by match id: kept across target and fold switches and new
 // conversions, cleared when another file is loaded.
 let skipped = new Set();
@@ -67,7 +68,9 @@ function busy(on) {
     busySince ??= performance.now();
     ui.progressBox.hidden = false;
     ui.progress.setAttribute('value', '0');
-    if (controls.includes(document.activeElement) || document.activeElement === document.body) ui.progressBox.focus();
+    const active = document.activeElement;
+    focusAfter = active === ui.target || active === ui.fold ? active : null;
+    if (controls.includes(active) || active === document.body) ui.progressBox.focus();
     ticker = setInterval(() => { ui.elapsed.textContent = seconds(performance.now() - busySince); }, 200);
   } else if (!on) {
     clearInterval(ticker);
@@ -295,7 +298,9 @@ function showResult({ report, model, input, output, ms }) {
   setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
     `${report.matches.length} matches applied, ${report.warnings.length} warnings, ` +
     `${report.unsupported.length} nodes the hardware cannot run.`);
-  ui.heading.focus();
+  // A switch of target or folding keeps focus where it was; a new model or "Convert again" goes
+  // to the result.
+  (focusAfter ?? ui.heading).focus();
   drawGraph().catch((e) => { $('graph').textContent = `The graph could not be laid out: ${e.message}`; });
 }
 

@@ -124,7 +124,7 @@ export class GraphView {
   // The start view: the top of the graph, as wide as fits (never enlarged).
   home() {
     const { width } = this.box();
-    const k = Math.min(1, (width - 16) / this.size.width);
+    const k = this.size.width > 0 ? Math.min(1, (width - 16) / this.size.width) : 1;
     this.view = { k, x: (width - this.size.width * k) / 2, y: 8 };
     this.apply();
   }
@@ -136,7 +136,7 @@ export class GraphView {
     this.apply();
   }
 
-  fit() { this.fitRect(0, 0, this.size.width, this.size.height, 1.5); }
+  fit() { if (this.size.width > 0) this.fitRect(0, 0, this.size.width, this.size.height, 1.5); }
 
   zoom(factor, cx, cy) {
     const { width, height } = this.box();

@@ -51,7 +51,7 @@ self.onmessage = ({ data }) => {
     dagre.layout(g, { customOrder: orderRanks });
     const nodes = data.nodes.map((_, i) => { const n = g.node(String(i)); return { x: n.x, y: n.y }; });
     const edges = data.edges.map(([from, to], i) => g.edge(String(from), String(to), String(i)).points.flatMap((p) => [p.x, p.y]));
-    const { width, height } = g.graph();
+    const { width, height } = data.nodes.length ? g.graph() : { width: 0, height: 0 };
     self.postMessage({ id: data.id, nodes, edges, width, height, ms: performance.now() - started });
   } catch (e) {
     self.postMessage({ id: data.id, error: e instanceof Error ? e.message : String(e) });

@@ -510,6 +510,13 @@ test('the sample converts with the keyboard alone, and focus never falls to the 
   assert.equal(await active(), 'results-heading');
   const report = await pageReport(page);
   assert.deepEqual(report.options.skip_matches, [id]);
+  // Changing the target with the keyboard converts again, and focus stays on the target.
+  steps = 0;
+  while ((await active()) !== 'target' && steps++ < 80) await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('ArrowDown');
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await active(), 'target');
+  assert.equal((await pageReport(page)).options.target, 'lattice-advanced');
   assert.equal(await page.evaluate(() => window.lostFocus), 0, 'focus fell to <body>');
   await context.close();
 });
