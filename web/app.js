@@ -32,7 +32,7 @@ let drawing = null;  // the graph being drawn (a promise)
 
 const graph = new GraphView({
   host: $('graph'), legend: $('legend'), zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
-}, (name) => selectNode(name));
+}, (name) => selectNode(name, { fromGraph: true }));
 
 function startWorker() {
   worker = new Worker('worker.js');
@@ -225,54 +225,86 @@ function offer(link, blob, fileName) {
   link.download = fileName;
 }
 
-// "<name>.<target>.onnx"; non-default choices are added so variants do not overwrite each other.
+// A short stable name for a set of ids: FNV-1a (32 bits) of the sorted ids, 4 hex digits.
+function shortHash(ids) {
+  let h = 0x811c9dc5;
+  for (const c of new TextEncoder().encode([...ids].sort().join('\n'))) h = Math.imul(h ^ c, 0x01000193) >>> 0;
+  return (h >>> 16).toString(16).padStart(4, '0');
+}
+
+// "<name>.<target>.onnx"; non-default choices are added so variants do not overwrite each other:
+// `.no-fold`, and `.skip-<hash>` of the skips this conversion applied (a skip whose match no
+// longer exists changes nothing, so it does not change the name).
 function variantName(report) {
   const o = report.options;
   let name = `${modelName}.${o.target}`;
   if (!o.fold_batch_norm) name += '.no-fold';
-  if (o.skip_matches.length) name += `.skip-${o.skip_matches.length}`;
+  const applied = o.skip_matches.filter((id) => report.matches.some((m) => m.id === id));
+  if (applied.length) name += `.skip-${shortHash(applied)}`;
   return name;
 }
 
-// Node states in each view: rewritten, refused (or skipped) match, unsupported on the target, plain.
+// Node states in each view, the first that holds: the target cannot run it (the audit names it —
+// whatever a match did, so every node the hardware cannot run shows), rewritten, refused (or
+// skipped) match, plain. The node's matches are still listed in its properties.
 function statesOf(report, view, byName) {
   const states = new Map();
   const mark = (name, state) => { if (byName.has(name) && !states.has(name)) states.set(name, state); };
+  for (const u of report.unsupported) mark(u.node, 'unsupported');
   for (const m of report.matches) if (m.applied) for (const n of matchNodes(m, view)) mark(n, 'applied');
   for (const m of report.matches) if (!m.applied) for (const n of m.nodes) mark(n, 'refused');
-  for (const u of report.unsupported) mark(u.node, 'unsupported');
   return states;
 }
 
 function currentView() { return ui.graphSwitch.querySelector('input:checked').value; }
 
+// Draws the chosen view; resolves false (with a message in the graph's place) when it cannot be
+// laid out, so the rest of the page keeps working.
 function drawGraph() {
   const view = currentView();
   const description = view === 'input' ? current.input : current.output;
-  drawing = graph.show(description, statesOf(current.report, view, current.byName[view]));
+  drawing = graph.show(description, statesOf(current.report, view, current.byName[view])).then(() => true, (e) => {
+    graph.showMessage(`The graph could not be laid out: ${e.message}. The rest of the page works without it.`);
+    return false;
+  });
   return drawing;
 }
 
-// Highlights `names` in `view` (or in the view that has them, the current one first).
-async function reveal(names, view) {
+// Highlights the nodes `namesIn(view)` names: in `view` if given, else in the current view when it
+// has any of them, else in the other one — each view asked for its own names (a rewrite's nodes in
+// the input, the nodes it emitted in the converted model).
+async function reveal(namesIn, view) {
+  const has = (v) => namesIn(v).some((n) => current.byName[v].has(n));
   let target = view ?? currentView();
-  if (!view && !names.some((n) => current.byName[target].has(n))) target = target === 'input' ? 'converted' : 'input';
+  if (!view && !has(target)) target = target === 'input' ? 'converted' : 'input';
   if (target !== currentView()) {
     ui.graphSwitch.querySelector(`input[value="${target}"]`).checked = true;
     drawGraph();
   }
-  await drawing;
+  if (!(await drawing)) return;
+  const names = namesIn(target);
   graph.highlight(names);
   const first = names.find((n) => current.byName[target].has(n));
-  if (first) selectNode(first, target);
+  if (first) selectNode(first, { view: target });
   ui.graphHeading.scrollIntoView({ block: 'start' });
 }
 
-function revealMatch(m) { reveal(matchNodes(m, currentView()), null); }
+function revealMatch(m) { reveal((view) => matchNodes(m, view), null); }
 
-function selectNode(name, view = currentView()) {
+const narrow = window.matchMedia('(max-width: 760px)');
+
+// Shows a node's properties and marks it in the graph. `fromGraph`: picked in the graph itself;
+// on a narrow screen the panel is below the graph, so it is scrolled into view.
+function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
   const node = current.byName[view].get(name);
-  if (node) renderProps(ui.props, node, current.report, view, (names) => reveal(names, null));
+  if (!node) return;
+  // The panel is rebuilt: focus on one of its buttons ("Show in graph") would fall to <body>, so
+  // it goes to the panel's heading, which now names the node shown.
+  const hadFocus = ui.props.contains(document.activeElement);
+  graph.select(name);
+  renderProps(ui.props, node, current.report, view, revealMatch);
+  if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
+  if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
 }
 
 function showResult({ report, model, input, output, ms }) {
@@ -288,7 +320,7 @@ function showResult({ report, model, input, output, ms }) {
   renderCard(ui.card, report, input, output);
   renderPlan(report);
   renderWarnings(report);
-  renderAudit(ui.audit, report.unsupported, (names) => reveal(names, 'converted'));
+  renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
   renderCounts(report);
   renderProps(ui.props, null);
   const name = variantName(report);
@@ -301,7 +333,7 @@ function showResult({ report, model, input, output, ms }) {
   // A switch of target or folding keeps focus where it was; a new model or "Convert again" goes
   // to the result.
   (focusAfter ?? ui.heading).focus();
-  drawGraph().catch((e) => { $('graph').textContent = `The graph could not be laid out: ${e.message}`; });
+  drawGraph();
 }
 
 // Everything the page needs is fetched now, so it keeps working offline once loaded: the

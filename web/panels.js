@@ -81,9 +81,11 @@ export function renderAudit(container, unsupported, onShow) {
 }
 
 // The properties of one node, and the matches, warnings and audit entries that concern it.
-export function renderProps(aside, node, report, view, onShow) {
+// onShowMatch(match): "Show in graph" beside one of them.
+export function renderProps(aside, node, report, view, onShowMatch) {
   const heading = el('h3', 'Properties');
   heading.id = 'props-heading';
+  heading.tabIndex = -1;
   aside.replaceChildren(heading);
   if (!node) {
     aside.append(el('p', 'Click a node, or “Show in graph” beside a match, warning or audit entry.', 'hint'));
@@ -104,7 +106,7 @@ export function renderProps(aside, node, report, view, onShow) {
     const ul = el('ul', undefined, 'plain');
     for (const m of matches) {
       const li = el('li', `${m.id}: ${m.applied ? (m.nodes.includes(node.name) && view === 'input' ? 'rewritten' : 'emitted by this rewrite') : `not applied (${m.reason})`}`);
-      li.append(' ', showButton(`the nodes of ${m.id}`, () => onShow(view === 'input' || !m.applied ? m.nodes : m.new_nodes)));
+      li.append(' ', showButton(`the nodes of ${m.id}`, () => onShowMatch(m)));
       ul.append(li);
     }
     entry(dl, 'Matches', ul);

@@ -219,22 +219,27 @@ test('what loads before the first conversion weighs at most 400 KB gzipped', asy
 // --- The graph view, plan state, progress, keyboard and accessibility (issue 11) -------------
 
 const api = await createConverter();
+const STATES = ['applied', 'refused', 'unsupported', 'plain'];
 const require = createRequire(import.meta.url);
 
-// The state each node of a view must show, from the report alone: nodes a rewrite matched (input
-// view) or emitted (converted view) are "applied", nodes of a match left unapplied "refused",
-// nodes in the audit "unsupported", the rest "plain" (the first rule that holds wins).
-function expectedStates(report, description, view) {
+// How many nodes of a view each state must have, counted per state from the report's own fields
+// with the README's precedence (cannot run > rewritten > refused > untouched):
+// unsupported = the audit's nodes; applied = nodes an applied match took (input view) or emitted
+// (converted view), less those; refused = nodes of unapplied matches, less both; plain = the rest.
+function expectedCounts(report, description, view) {
   const names = new Set(description.nodes.map((n) => n.name));
-  const states = new Map();
-  const mark = (n, state) => { if (names.has(n) && !states.has(n)) states.set(n, state); };
-  for (const m of report.matches) if (m.applied) for (const n of view === 'input' ? m.nodes : m.new_nodes) mark(n, 'applied');
-  for (const m of report.matches) if (!m.applied) for (const n of m.nodes) mark(n, 'refused');
-  for (const u of report.unsupported) mark(u.node, 'unsupported');
-  const counts = { applied: 0, refused: 0, unsupported: 0, plain: names.size - states.size };
-  for (const s of states.values()) counts[s] += 1;
-  return counts;
+  const inView = (list) => new Set(list.filter((n) => names.has(n)));
+  const unsupported = inView(report.unsupported.map((u) => u.node));
+  const rewritten = inView(report.matches.filter((m) => m.applied).flatMap((m) => (view === 'input' ? m.nodes : m.new_nodes)));
+  const refused = inView(report.matches.filter((m) => !m.applied).flatMap((m) => m.nodes));
+  const less = (set, ...others) => [...set].filter((n) => !others.some((o) => o.has(n)));
+  const applied = less(rewritten, unsupported).length, refusedOnly = less(refused, unsupported, rewritten).length;
+  return { applied, refused: refusedOnly, unsupported: unsupported.size,
+    plain: names.size - unsupported.size - applied - refusedOnly };
 }
+
+const legendCounts = (page) => page.$$eval('#legend [data-state]', (ls) => Object.fromEntries(ls.map((l) =>
+  [l.dataset.state, Number(l.querySelector('.count').textContent)])));
 
 async function graphReady(page) {
   await page.waitForSelector('[data-testid="graph"][data-ready="true"]', { timeout: 60_000 });
@@ -267,8 +272,11 @@ async function checkGraph(label, model) {
     times[view] = shown;
     assert.equal(shown.nodes.length, view === 'input' ? expected.report.input.nodes : expected.report.output.nodes, view);
     assert.deepEqual(shown.nodes.map((n) => n.name).sort(), views[view].nodes.map((n) => n.name).sort(), view);
-    assert.deepEqual(countStates(shown.nodes), expectedStates(expected.report, views[view], view), view);
+    assert.deepEqual(countStates(shown.nodes), expectedCounts(expected.report, views[view], view), view);
+    assert.deepEqual(await legendCounts(page), countStates(shown.nodes), `the legend counts the ${view} view`);
   }
+  // Every node the audit names is drawn as such in the converted model: the status's count.
+  assert.equal(countStates(times.converted.nodes).unsupported, expected.report.unsupported.length);
   const t = times.converted;
   const line = (v) => `${v.nodes.length} nodes, layout ${v.layoutMs} ms (dagre ${v.workerLayoutMs} ms of it in its worker) + ` +
     `render ${v.renderMs} ms = ${v.layoutMs + v.renderMs} ms`;
@@ -293,6 +301,52 @@ test('the graph of a ~1,000-node model shows every node in its state', async () 
   assert.equal(r.status, 0, r.stderr);
   const counts = await checkGraph('a 1,007-node model (make_large_graph.py)', model);
   assert.ok(counts.applied > 0 && counts.unsupported > 0, JSON.stringify(counts));
+});
+
+// lattice-advanced without folding, with the stem's rewrite and the MaxPool snap left out: every
+// state shows, and nodes the target cannot run include ones a rewrite emitted and one a skipped
+// match took.
+const STEM = 'LatticeStride2ConvBnReLUPattern:/stem/stem.0/Conv', POOL = 'LatticeMaxPool2dPattern:/down/down.1/MaxPool';
+async function sampleAllStates(page) {
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');
+  await waitDone(page);
+  await page.uncheck('[data-testid="fold-bn"]');
+  await waitDone(page);
+  await page.uncheck(`[data-match-id="${STEM}"] input`);
+  await page.uncheck(`[data-match-id="${POOL}"] input`);
+  await page.click('[data-testid="convert"]');
+  assert.match(await waitDone(page), /^Done/);
+  return graphReady(page);
+}
+
+test('a node the target cannot run is drawn so whatever its match did, and the legend counts the report\'s', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  const shown = await sampleAllStates(page);
+  const report = await pageReport(page);
+  const state = (name) => shown.nodes.find((n) => n.name === name)?.state;
+  // Emitted by an applied rewrite, and cannot run: unsupported (a BatchNorm SPPF's rewrite adds).
+  assert.ok(report.matches.some((m) => m.applied && m.new_nodes.includes('/sppf5/m/MaxPool.bn')));
+  assert.equal(state('/sppf5/m/MaxPool.bn'), 'unsupported');
+  // Taken by the skipped snap (and by an applied rewrite), and cannot run: unsupported.
+  assert.ok(report.unsupported.some((u) => u.node === '/down/down.1/MaxPool'));
+  assert.equal(state('/down/down.1/MaxPool'), 'unsupported');
+  assert.equal(state('/sppf5/m/MaxPool.conv'), 'applied');
+  assert.equal(state('/stem/stem.0/Conv'), 'refused');  // the skipped stem rewrite's Conv
+  assert.equal(state('/head/head.1/Sigmoid'), 'unsupported');
+  assert.equal(state('/neck/neck.0/Conv'), 'plain');
+  const counts = countStates(shown.nodes);
+  assert.deepEqual(await legendCounts(page), counts);
+  assert.equal(counts.unsupported, report.unsupported.length);
+  assert.match(await page.textContent('[data-testid="status"]'), new RegExp(`, ${report.unsupported.length} nodes the hardware cannot run`));
+  assert.ok(STATES.every((s) => counts[s] > 0), JSON.stringify(counts));
+  // A refused match's node the target cannot run still lists the match in its properties.
+  await page.click('[data-testid="graph-node"][data-node="/stem/stem.1/BatchNormalization"]');
+  const props = await page.textContent('[data-testid="node-props"]');
+  assert.ok(props.includes(`${STEM}: not applied`), props);
+  assert.match(props, /Cannot run/);
+  await context.close();
 });
 
 test('a match row brings its nodes into view highlighted, and a node opens its properties', async () => {
