@@ -392,18 +392,25 @@ test('a match row brings its nodes into view highlighted, and a node opens its p
   await context.close();
 });
 
-test('the graph pans and zooms with the mouse, touch and the keyboard', async () => {
+test('the page scrolls over the graph; ctrl + wheel and pinch zoom, drag and two fingers pan, keys too', async () => {
   const { page, context } = await openPage({ hasTouch: true, viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
   await graphReady(page);
+  assert.match(await page.textContent('#graph-hint'), /Ctrl\/⌘ \+ wheel.*pinch.*drag.*two fingers/s);
+  assert.equal(await page.isVisible('#graph-hint'), true);
   const view = () => page.$eval('[data-testid="graph"] .viewport', (g) => {
     const [, x, y, k] = g.getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\) scale\(([-\d.e]+)\)/).map(Number);
     return { x, y, k };
   });
-  const box = await page.$eval('[data-testid="graph"]', (g) => { g.scrollIntoView(); return g.getBoundingClientRect().toJSON(); });
+  const scrollY = () => page.evaluate(() => window.scrollY);
+  // The graph's box in the middle of the window, with page to scroll both ways.
+  const box = await page.$eval('[data-testid="graph"]', (g) => {
+    window.scrollTo(0, window.scrollY + g.getBoundingClientRect().top - 120);
+    return g.getBoundingClientRect().toJSON();
+  });
   const cx = box.left + box.width / 2, cy = box.top + box.height / 2;
-  // Mouse: a drag pans by the distance moved, the wheel zooms.
+  // Mouse: a drag pans by the distance moved.
   let before = await view();
   await page.mouse.move(cx, cy);
   await page.mouse.down();
@@ -411,28 +418,153 @@ test('the graph pans and zooms with the mouse, touch and the keyboard', async ()
   await page.mouse.up();
   let after = await view();
   assert.deepEqual([Math.round(after.x - before.x), Math.round(after.y - before.y), after.k], [40, 30, before.k]);
-  await page.mouse.wheel(0, -200);
-  await page.waitForFunction((k) => !document.querySelector('[data-testid="graph"] .viewport').getAttribute('transform').endsWith(`scale(${k})`), before.k);
-  assert.ok((await view()).k > before.k, 'the wheel zooms in');
-  // Touch: two fingers moving apart zoom in.
+  // The plain wheel scrolls the page and leaves the graph alone.
   before = await view();
+  let y0 = await scrollY();
+  await page.mouse.wheel(0, 200);
+  await page.waitForFunction((y) => window.scrollY > y, y0);
+  assert.deepEqual(await view(), before, 'the plain wheel does not zoom');
+  // Ctrl + wheel zooms (what a trackpad pinch sends).
+  const graphBox = await page.$eval('[data-testid="graph"]', (g) => g.getBoundingClientRect().toJSON());
+  await page.mouse.move(graphBox.left + graphBox.width / 2, graphBox.top + graphBox.height / 2);
+  y0 = await scrollY();
+  await page.keyboard.down('Control');
+  await page.mouse.wheel(0, -200);
+  await page.keyboard.up('Control');
+  await page.waitForFunction((k) => !document.querySelector('[data-testid="graph"] .viewport').getAttribute('transform').endsWith(`scale(${k})`), before.k);
+  assert.ok((await view()).k > before.k, 'ctrl + wheel zooms in');
+  assert.equal(await scrollY(), y0, 'ctrl + wheel does not scroll the page');
+  // Touch, through the browser's own input pipeline (CDP).
   const cdp = await context.newCDPSession(page);
-  const touch = (type, spread) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [
-    { x: cx - spread, y: cy, id: 1 }, { x: cx + spread, y: cy, id: 2 }] });
-  await touch('touchStart', 20);
-  for (const spread of [30, 45, 60, 80]) await touch('touchMove', spread);
-  await touch('touchEnd', 0);
+  const g = await page.$eval('[data-testid="graph"]', (e) => e.getBoundingClientRect().toJSON());
+  const tx = g.left + g.width / 2, ty = g.top + g.height / 2;
+  const touch = (type, points) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: points });
+  // Two fingers moving apart zoom in; moving together they pan.
+  const g2 = await page.$eval('[data-testid="graph"]', (e) => e.getBoundingClientRect().toJSON());
+  const px = g2.left + g2.width / 2, py = g2.top + g2.height / 2;
+  const two = (type, spread, dy = 0) => touch(type, [{ x: px - spread, y: py + dy, id: 1 }, { x: px + spread, y: py + dy, id: 2 }]);
+  before = await view();
+  y0 = await scrollY();
+  await two('touchStart', 20);
+  for (const spread of [30, 45, 60, 80]) await two('touchMove', spread);
+  await touch('touchEnd', []);
   after = await view();
   assert.ok(after.k > before.k * 2, `pinch zoom: ${before.k} -> ${after.k}`);
-  // Keyboard: arrows pan, - and + zoom (the pinch left it at the largest zoom), 0 fits.
-  await page.focus('[data-testid="graph"]');
+  before = after;
+  await two('touchStart', 40);
+  for (const dy of [10, 20, 30, 40]) await two('touchMove', 40, dy);
+  await touch('touchEnd', []);
+  after = await view();
+  assert.deepEqual([Math.round(after.y - before.y), after.k], [40, before.k], 'two fingers pan');
+  assert.equal(await scrollY(), y0, 'two fingers leave the page where it was');
+  // One finger swipes the page, not the graph (last: the page may glide on a while).
+  before = await view();
+  y0 = await scrollY();
+  await touch('touchStart', [{ x: tx, y: ty, id: 1 }]);
+  for (let i = 1; i <= 8; ++i) await touch('touchMove', [{ x: tx, y: ty - i * 20, id: 1 }]);
+  await touch('touchEnd', []);
+  await page.waitForFunction((y) => window.scrollY > y, y0, { timeout: 5000 });
+  assert.deepEqual(await view(), before, 'one finger does not pan the graph');
+  // Keyboard, on the graph's tab stop: + and − zoom, 0 fits, Shift + arrows pan.
+  await page.focus('[data-testid="graph-node"][tabindex="0"]');
   let last = JSON.stringify(await view());
-  for (const key of ['ArrowRight', 'ArrowDown', '-', '+', '0']) {
+  for (const key of ['Shift+ArrowRight', 'Shift+ArrowDown', '-', '+', '0']) {
     await page.keyboard.press(key);
     const now = JSON.stringify(await view());
     assert.notEqual(now, last, key);
     last = now;
   }
+  await context.close();
+});
+
+test('the graph is one tab stop: arrow keys move between named nodes, Enter and clicks select one', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  const shown = await graphReady(page);
+  const label = await page.$eval('[data-testid="graph"] svg', (s) => ({ role: s.getAttribute('role'), name: s.getAttribute('aria-label') }));
+  assert.equal(label.role, 'group');
+  assert.match(label.name, new RegExp(`^Model graph, ${shown.nodes.length} nodes: `));
+  const stops = await page.$$eval('[data-testid="graph-node"]', (ns) => ns.filter((n) => n.tabIndex === 0).length);
+  assert.equal(stops, 1, 'one node holds the tab stop');
+  const focused = () => page.evaluate(() => ({ name: document.activeElement.dataset.node, label: document.activeElement.getAttribute('aria-label'),
+    tabIndex: document.activeElement.tabIndex }));
+  await page.focus('#zoom-fit');
+  await page.keyboard.press('Tab');
+  const first = await focused();
+  assert.equal(first.name, '/stem/stem.0/Conv');
+  assert.equal(first.label, 'Conv /stem/stem.0/Conv, rewritten');
+  // Down goes to the next node below; its name says op, node and state.
+  await page.keyboard.press('ArrowDown');
+  const second = await focused();
+  assert.notEqual(second.name, first.name);
+  assert.equal(second.tabIndex, 0);
+  const node = shown.nodes.find((n) => n.name === second.name);
+  const spoken = { applied: 'rewritten', refused: 'match refused or skipped', unsupported: 'the target cannot run it', plain: 'untouched' };
+  assert.match(second.label, new RegExp(` ${second.name.replace(/[/.]/g, '\\$&')}, ${spoken[node.state]}$`));
+  await page.keyboard.press('ArrowUp');
+  assert.equal((await focused()).name, first.name);
+  await page.keyboard.press('ArrowDown');
+  // Enter opens its properties and marks it selected; focus stays on the node.
+  await page.keyboard.press('Enter');
+  assert.ok((await page.textContent('#props-heading')).includes(second.name));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].selected', (ns) => ns.map((n) => [n.dataset.node, n.getAttribute('aria-current')])),
+    [[second.name, 'true']]);
+  assert.equal((await focused()).name, second.name);
+  // The next Tab leaves the graph.
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.closest('[data-testid="graph"]')), null);
+  // A click selects too.
+  await page.click('[data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].selected', (ns) => ns.map((n) => n.dataset.node)), ['/stem/stem.0/Conv']);
+  await context.close();
+});
+
+test('on a phone, a node clicked in the graph scrolls its properties into view', async () => {
+  const { page, context } = await openPage({ viewport: { width: 390, height: 844 }, hasTouch: true });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const props = () => page.$eval('[data-testid="node-props"]', (p) => p.getBoundingClientRect().toJSON());
+  // The graph's bottom at the window's bottom: the panel, below the graph, is out of sight.
+  await page.$eval('[data-testid="graph"]', (g) => window.scrollBy(0, g.getBoundingClientRect().bottom - window.innerHeight));
+  assert.ok((await props()).top >= 844, 'the panel starts below the window');
+  await page.tap('[data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
+  await page.waitForFunction(() => document.getElementById('props-heading').textContent.includes('/stem/stem.0/Conv'));
+  await page.waitForFunction(() => {
+    const r = document.querySelector('[data-testid="node-props"]').getBoundingClientRect();
+    return r.top >= 0 && r.top < window.innerHeight;
+  }, null, { timeout: 5000 });
+  await context.close();
+});
+
+test('each state has a mark besides colour that a highlight does not hide; the legend shows the highlight', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await sampleAllStates(page);
+  const cues = () => page.$$eval('[data-testid="graph-node"]', (ns) => {
+    const out = {};
+    for (const n of ns) {
+      const box = getComputedStyle(n.querySelector('.box'));
+      const cue = { dash: box.strokeDasharray, width: box.strokeWidth, glyph: n.querySelector('.glyph')?.getAttribute('href') ?? null };
+      (out[n.dataset.state] ??= new Set()).add(JSON.stringify(cue));
+    }
+    return Object.fromEntries(Object.entries(out).map(([s, set]) => [s, [...set]]));
+  });
+  const plain = await cues();
+  for (const s of STATES) assert.equal(plain[s].length, 1, `one look for ${s}: ${plain[s]}`);
+  const looks = STATES.map((s) => JSON.parse(plain[s][0]));
+  for (let i = 0; i < looks.length; ++i) {
+    for (let j = i + 1; j < looks.length; ++j) {
+      const [a, b] = [looks[i], looks[j]];
+      assert.ok(a.dash !== b.dash || a.width !== b.width, `${STATES[i]} and ${STATES[j]} borders differ`);
+      assert.notEqual(a.glyph, b.glyph, `${STATES[i]} and ${STATES[j]} glyphs differ`);
+    }
+  }
+  // Highlight every node: the borders and glyphs stay what they were.
+  await page.evaluate(() => document.querySelectorAll('[data-testid="graph-node"]').forEach((n) => n.classList.add('hl', 'selected')));
+  assert.deepEqual(await cues(), plain);
+  assert.ok(await page.isVisible('#legend [data-mark="hl"]'));
+  assert.match(await page.textContent('#legend'), /highlighted\s+selected/);
   await context.close();
 });
 
