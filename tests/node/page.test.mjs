@@ -703,6 +703,27 @@ test('the sample converts with the keyboard alone, and focus never falls to the 
   assert.match(await waitDone(page), /^Done/);
   assert.equal(await active(), 'target');
   assert.equal((await pageReport(page)).options.target, 'lattice-advanced');
+  // On to the graph's one tab stop; Enter opens the node's properties. Their own "Show in graph"
+  // rebuilds the panel: focus goes to its heading, still in the page, and Tab goes on from there.
+  steps = 0;
+  while (!(await page.evaluate(() => document.activeElement.matches('[data-testid="graph-node"]'))) && steps++ < 80) {
+    await page.keyboard.press('Tab');
+  }
+  const node = await page.evaluate(() => document.activeElement.dataset.node);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.getElementById('props-heading').textContent.includes(n), node);
+  steps = 0;
+  while (!(await page.evaluate(() => document.activeElement.matches('[data-testid="node-props"] button'))) && steps++ < 20) {
+    await page.keyboard.press('Tab');
+  }
+  assert.match(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), /^Show in graph: the nodes of /);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.equal(await active(), 'props-heading');
+  assert.equal(await page.evaluate(() => document.activeElement.isConnected), true);
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.closest('[data-testid="node-props"]') !== null), true,
+    'Tab goes on from the panel');
   assert.equal(await page.evaluate(() => window.lostFocus), 0, 'focus fell to <body>');
   await context.close();
 });
