@@ -392,6 +392,34 @@ test('a match row brings its nodes into view highlighted, and a node opens its p
   await context.close();
 });
 
+test('"Show in graph" looks in each view for that view\'s nodes of the match', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const report = await pageReport(page);
+  const m = report.matches.find((x) => x.applied && x.pattern === 'LatticeSPPFMaxPoolPattern');
+  // A node of the input model opens its properties; then the view changes to the converted model.
+  await switchGraph(page, 'input');
+  await page.click('#zoom-fit');  // the whole graph in the box, so the node can be clicked
+  await page.click(`[data-testid="graph-node"][data-node="${m.nodes[0]}"]`);
+  assert.ok((await page.textContent('#props-heading')).includes(m.nodes[0]));
+  const converted = await switchGraph(page, 'converted');
+  // The panel's "Show in graph" for the match shows, in the converted view, the nodes it emitted.
+  await page.click(`[data-testid="node-props"] button[aria-label="Show in graph: the nodes of ${m.id}"]`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.equal(await page.isChecked('[data-testid="graph-switch"] input[value="converted"]'), true, 'the view stays');
+  const present = new Set(converted.nodes.map((n) => n.name));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort()),
+    m.new_nodes.filter((n) => present.has(n)).sort());
+  // And in the input view, the nodes it took.
+  await switchGraph(page, 'input');
+  await page.click(`[data-match-id="${m.id}"] .meta`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort()), [...m.nodes].sort());
+  await context.close();
+});
+
 test('the page scrolls over the graph; ctrl + wheel and pinch zoom, drag and two fingers pan, keys too', async () => {
   const { page, context } = await openPage({ hasTouch: true, viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
