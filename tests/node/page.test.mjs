@@ -420,6 +420,28 @@ test('"Show in graph" looks in each view for that view\'s nodes of the match', a
   await context.close();
 });
 
+test('when the layout worker fails, the graph area says so and the rest of the page works', async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await context.route('**/dagre.min.js', (route) => route.fulfill({ status: 404, body: 'not here' }));
+  await page.reload();  // the layout worker starts with the page: now without its library
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph"] .graph-message'), null, { timeout: 10_000 });
+  assert.match(await page.textContent('[data-testid="graph"]'), /^The graph could not be laid out: the layout worker stopped/);
+  // The plan, its "Show in graph", the switch and another conversion still work.
+  const rows = await page.$$('[data-testid="match-row"]');
+  assert.ok(rows.length > 0);
+  await page.click('[data-testid="match-row"] .meta');
+  await page.check('[data-testid="graph-switch"] input[value="input"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph"] .graph-message'));
+  await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');
+  assert.match(await waitDone(page), /^Done/);
+  assert.match(await page.textContent('[data-testid="graph"]'), /could not be laid out/);
+  assert.ok((await downloadBytes(page, 'download')).bytes.length > 0);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('the page scrolls over the graph; ctrl + wheel and pinch zoom, drag and two fingers pan, keys too', async () => {
   const { page, context } = await openPage({ hasTouch: true, viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
