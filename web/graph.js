@@ -10,7 +10,8 @@ const NS = 'http://www.w3.org/2000/svg';
 const NODE_H = 28, CHAR_W = 7, PAD_W = 18, MIN_W = 56;
 const MIN_ZOOM = 0.02, MAX_ZOOM = 4;
 export const STATES = ['applied', 'refused', 'unsupported', 'plain'];
-// What a screen reader says after the node's op and name; the legend's words.
+// What a screen reader says after the node's box text and name ("Relu /x/Relu, untouched"); the
+// legend's words.
 const SPOKEN = { applied: 'rewritten', refused: 'match refused or skipped', unsupported: 'the target cannot run it', plain: 'untouched' };
 const DIRECTIONS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
 
@@ -127,7 +128,7 @@ export class GraphView {
       const state = states.get(node.name) ?? 'plain';
       counts[state] += 1;
       const g = svg('g', { class: `node ${state}`, transform: `translate(${x - w / 2},${y - h / 2})`, role: 'button',
-        tabindex: '-1', 'aria-label': `${node.op} ${node.name}, ${SPOKEN[state]}`,
+        tabindex: '-1', 'aria-label': `${layout.labels[i]} ${node.name}, ${SPOKEN[state]}`,
         'data-testid': 'graph-node', 'data-node': node.name, 'data-state': state });
       const text = svg('text', { x: w / 2, y: h / 2 + 4, 'text-anchor': 'middle', 'aria-hidden': 'true' });
       text.textContent = layout.labels[i];

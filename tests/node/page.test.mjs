@@ -543,7 +543,10 @@ test('the graph is one tab stop: arrow keys move between named nodes, Enter and 
   await page.keyboard.press('Tab');
   const first = await focused();
   assert.equal(first.name, '/stem/stem.0/Conv');
-  assert.equal(first.label, 'Conv /stem/stem.0/Conv, rewritten');
+  // Its name: the box's own text (what is seen is what is heard), the node's name, its state.
+  const text = await page.$eval('[data-node="/stem/stem.0/Conv"] text', (t) => t.textContent);
+  assert.match(text, /^Conv 3×3 s1 p1 · 3→8$/);  // snapped to stride 1 by the stem rewrite
+  assert.equal(first.label, `${text} /stem/stem.0/Conv, rewritten`);
   // Down goes to the next node below; its name says op, node and state.
   await page.keyboard.press('ArrowDown');
   const second = await focused();
