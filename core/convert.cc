@@ -68,15 +68,24 @@ Status check_skipped_ids(const Report& report, const Options& options) {
   return ok_status();
 }
 
-Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options) {
+// Where each stage starts on the 0..1 scale: on large models parsing and serialising take most
+// of the time, the passes less (a rough split; the bar only has to move honestly).
+constexpr double kPassesStart = 0.35, kPassesEnd = 0.75, kSaveStart = 0.8;
+
+Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress) {
   if (auto s = check_options(options); !s) return s.error();
+  auto report_progress = [&](std::string_view stage, double fraction) {
+    if (progress) progress(stage, fraction);
+  };
   Stopwatch clock;
   ConvertResult result;
   Report& report = result.report;
   report.options = options;
 
+  report_progress("parse", 0);
   auto model = parse_model(bytes);
   if (!model) return model.error();
+  report_progress("validate", 0.3);
   if (auto s = validate_model(*model); !s) return s.error();
   auto labels = GraphView::original_labels(model->graph());
   {
@@ -86,8 +95,13 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   report.input = ModelStats::of(*model, bytes.size());
   report.timings_ms.load = clock.lap_ms();
 
-  if (auto s = run_phases(*model, options, labels, report); !s) return s.error();
+  ProgressFn passes;
+  if (progress) {
+    passes = [&](std::string_view stage, double f) { progress(stage, kPassesStart + f * (kPassesEnd - kPassesStart)); };
+  }
+  if (auto s = run_phases(*model, options, labels, report, passes); !s) return s.error();
   if (auto s = check_skipped_ids(report, options); !s) return s.error();
+  report_progress("audit", kPassesEnd);
   audit(*model, options, labels, report);
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
@@ -95,6 +109,7 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   // Nothing applied: the output is the input, byte for byte (SPEC section 5). A dry run reports
   // the model it would write, without writing it.
   report.output = report.input;
+  report_progress("save", kSaveStart);
   if (report.any_applied() && options.dry_run) {
     report.output = ModelStats::of(*model, model->ByteSizeLong());
   } else if (report.any_applied()) {
@@ -104,16 +119,17 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
     result.converted = std::move(out).value();
   }
   report.timings_ms.save = clock.lap_ms();
+  report_progress("done", 1);
   return result;
 }
 
 }  // namespace
 
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options) {
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress) {
   // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
   // heap): it becomes an error message like any other bad input.
   try {
-    return run(bytes, options);
+    return run(bytes, options, progress);
   } catch (const std::bad_alloc&) {
     return Error{fmt::format("out of memory while converting a {} byte model", bytes.size()), ErrorKind::kMemory};
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/options.h"
+#include "core/progress.h"
 #include "core/report/report.h"
 #include "core/util/result.h"
 
@@ -26,7 +27,9 @@ struct ConvertResult {
   }
 };
 
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options);
+// `progress` hears of each stage as it starts: parse, validate, the conversion and fusion passes,
+// audit, save, then "done" with fraction 1 (only on success).
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress = {});
 
 // The plan and the audit without converting: `convert` with dry_run set.
 Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options);

@@ -56,8 +56,14 @@ if [[ ! -f "$PROTOBUF_WASM_BUILD/libprotobuf-lite.a" ]]; then
   emmake cmake --build "$PROTOBUF_WASM_BUILD" --target libprotobuf-lite -j"$(nproc)" >/dev/null
 fi
 
+# The page's layout library is a runtime dependency (copied into build/web by build.sh).
+if [[ ! -d "$ROOT/node_modules/@dagrejs/dagre" ]] && (( ! want_test )); then
+  log "installing npm packages the page needs"
+  (cd "$ROOT" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+fi
 if (( want_test )); then
-  if [[ ! -d "$ROOT/node_modules/playwright-core" || ! -d "$ROOT/node_modules/onnxruntime-node" ]]; then
+  if [[ ! -d "$ROOT/node_modules/playwright-core" || ! -d "$ROOT/node_modules/onnxruntime-node" ||
+        ! -d "$ROOT/node_modules/@dagrejs/dagre" || ! -d "$ROOT/node_modules/axe-core" ]]; then
     log "installing npm test packages"
     # onnxruntime-node's postinstall downloads from outside the registry; its CPU binaries are in the package.
     (cd "$ROOT" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error)

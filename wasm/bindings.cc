@@ -10,6 +10,7 @@
 
 #include "core/cli/cli.h"
 #include "core/convert.h"
+#include "core/describe.h"
 #include "core/pattern/registry.h"
 #include "core/util/utf8.h"
 
@@ -80,17 +81,43 @@ val failure(const lattice::Error& e) {
   return out;
 }
 
-val convert(const val& u8, const val& opts) {
+// `on_progress`, when a function, is called with {stage, fraction} as each stage starts.
+val convert(const val& u8, const val& opts, const val& on_progress) {
   auto options = options_from(opts);
   if (!options) return failure(options.error());
+  lattice::ProgressFn progress;
+  if (on_progress.typeOf().as<std::string>() == "function") {
+    progress = [&on_progress](std::string_view stage, double fraction) {
+      val event = val::object();
+      event.set("stage", std::string(stage));
+      event.set("fraction", fraction);
+      on_progress(event);
+    };
+  }
   std::string bytes = copy_in(u8);
-  auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options);
+  auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options, progress);
   if (!result) return failure(result.error());
   val out = val::object();
   auto model = result->output(bytes);
   out.set("model", model ? copy_out(*model) : val::null());
   out.set("report", result->report.to_json().dump());
   return out;
+}
+
+// The graph description (core/describe.h) as a JSON string, or {error}. `labels` ({first output:
+// label}, from the input's description) keeps the report's labels of unnamed nodes.
+val describe(const val& u8, const val& labels) {
+  lattice::GraphView::Labels map;
+  if (labels.typeOf().as<std::string>() == "object" && !labels.isNull()) {
+    for (const auto& key : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", labels))) {
+      map.emplace(key, labels[key].as<std::string>());
+    }
+  }
+  std::string bytes = copy_in(u8);
+  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                                             map.empty() ? nullptr : &map);
+  if (!description) return failure(description.error());
+  return val(description->dump(false));
 }
 
 std::string catalogue() { return lattice::catalogue_json().dump(); }
@@ -164,6 +191,7 @@ int run_cli(const val& args, const val& host) {
 
 EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("convert", &convert);
+  emscripten::function("describe", &describe);
   emscripten::function("catalogue", &catalogue);
   emscripten::function("version", &version);
   emscripten::function("runCli", &run_cli);

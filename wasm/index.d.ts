@@ -14,6 +14,30 @@ export interface ConvertOptions {
   /** Leave out single matches, by their report id. An id that matches nothing is an error
    *  (code ERR_ONNX_LATTICE_OPTIONS) listing this model's match ids. */
   skipMatches?: string[];
+  /** Called as each stage of the conversion starts (parse, validate, each pass, audit, save, done);
+   *  `fraction` (0..1) is how much of the conversion is done. */
+  onProgress?: (event: { stage: string; fraction: number }) => void;
+}
+
+/** A tensor a node reads or writes; `shape` null when not even the rank is known. */
+export interface TensorInfo { name: string; shape?: (number | string)[] | null; constant?: boolean }
+
+/** What describe() returns: the graph for a viewer, nodes labelled as the report labels them. */
+export interface ModelDescription {
+  bytes: number;
+  ir_version: number;
+  opset: number;
+  producer: string;
+  /** Elements in all initializers. */
+  parameters: number;
+  /** Graph inputs a caller feeds (weights left out) and graph outputs; symbolic dims by name, '?' unknown. */
+  inputs: { name: string; type: string; shape?: (number | string)[] | null }[];
+  outputs: { name: string; type: string; shape?: (number | string)[] | null }[];
+  nodes: {
+    name: string; op: string; domain?: string; unnamed?: boolean;
+    inputs: TensorInfo[]; outputs: TensorInfo[];
+    attributes: Record<string, number | string | (number | string)[]>;
+  }[];
 }
 
 export interface ModelStats {
@@ -86,6 +110,8 @@ export interface Converter {
   convert(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): { model: Uint8Array | null; report: Report };
   /** The plan and the audit, converting nothing. */
   inspect(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): Report;
+  /** The model's graph, inputs/outputs and card facts, for viewers. Throws for a model it cannot parse. */
+  describe(bytes: Uint8Array | ArrayBuffer): ModelDescription;
   patterns(): Catalogue;
   version: string;
 }

@@ -1,6 +1,7 @@
 #include "core/pattern/driver.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -27,14 +28,16 @@ bool selected(const Pattern& p, const Options& o) {
 
 class Driver {
  public:
-  Driver(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report)
+  Driver(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report,
+         const ProgressFn& progress)
       : graph_(*model.mutable_graph()),
         opset_(default_opset(model)),
         ir_version_(model.ir_version()),
         options_(options),
         report_(report),
         target_(*find_target(options.target)),
-        labels_(labels) {}
+        labels_(labels),
+        progress_(progress) {}
 
   Status run() {
     std::vector<const Pattern*> conversion, fusion;
@@ -46,6 +49,9 @@ class Driver {
     }
     std::vector<std::string_view> still_matching;
     for (int iteration = 0; iteration < kMaxConversionIterations; ++iteration) {
+      // Most models settle in one or two passes: each pass takes half of what is left of the
+      // conversion phase's share (0.8), so the bar moves without knowing the pass count.
+      report_progress(fmt::format("conversion pass {}", iteration + 1), 0.8 * (1.0 - std::ldexp(1.0, -iteration)));
       still_matching = run_pass(conversion);
       if (still_matching.empty()) break;
       if (iteration + 1 == kMaxConversionIterations) {
@@ -53,6 +59,7 @@ class Driver {
                      kMaxConversionIterations, fmt::join(still_matching, ", "));
       }
     }
+    report_progress("fusion pass", 0.8);
     run_pass(fusion);
     if (!report_.matches.empty()) {
       refresh();
@@ -132,6 +139,10 @@ class Driver {
     return true;
   }
 
+  void report_progress(std::string_view stage, double fraction) const {
+    if (progress_) progress_(stage, fraction);
+  }
+
   // A match that stays unapplied is reported once, however many passes meet it.
   bool refuse(MatchRecord record, std::string reason) {
     if (refused_.insert(record.id).second) {
@@ -156,6 +167,7 @@ class Driver {
   Report& report_;
   const Target& target_;
   GraphView::Labels& labels_;
+  const ProgressFn& progress_;
   std::unique_ptr<GraphView> view_;
   std::unique_ptr<Shapes> shapes_;
   std::optional<MatchContext> ctx_;
@@ -164,8 +176,9 @@ class Driver {
 
 }  // namespace
 
-Status run_phases(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report) {
-  return Driver(model, options, labels, report).run();
+Status run_phases(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report,
+                  const ProgressFn& progress) {
+  return Driver(model, options, labels, report, progress).run();
 }
 
 }  // namespace lattice
