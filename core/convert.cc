@@ -54,6 +54,7 @@ void record_provenance(onnx::ModelProto& model, const Report& report) {
 // A mistyped id in skip_matches would silently apply the match the user meant to skip.
 Status check_skipped_ids(const Report& report, const Options& options) {
   constexpr size_t kListed = 20;
+  if (options.ignore_unknown_skips) return ok_status();
   for (const auto& id : options.skip_matches) {
     auto matched = [&](const MatchRecord& m) { return m.id == id; };
     if (std::any_of(report.matches.begin(), report.matches.end(), matched)) continue;

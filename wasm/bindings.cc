@@ -56,16 +56,18 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       o.fold_batch_norm = v.as<bool>();
     } else if (key == "dryRun" && type == "boolean") {
       o.dry_run = v.as<bool>();
+    } else if (key == "ignoreUnknownSkips" && type == "boolean") {
+      o.ignore_unknown_skips = v.as<bool>();
     } else if (key == "only") {
       status = list(o.only);
     } else if (key == "skip") {
       status = list(o.skip);
     } else if (key == "skipMatches") {
       status = list(o.skip_matches);
-    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun") {
+    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
-      return lattice::options_error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches)", key);
+      return lattice::options_error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, ignoreUnknownSkips)", key);
     }
     if (!status) return status.error();
   }

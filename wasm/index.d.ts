@@ -14,6 +14,8 @@ export interface ConvertOptions {
   /** Leave out single matches, by their report id. An id that matches nothing is an error
    *  (code ERR_ONNX_LATTICE_OPTIONS) listing this model's match ids. */
   skipMatches?: string[];
+  /** Accept skipMatches ids that match nothing (as the page does across target switches). Default false. */
+  ignoreUnknownSkips?: boolean;
   /** Called as each stage of the conversion starts (parse, validate, each pass, audit, save, done);
    *  `fraction` (0..1) is how much of the conversion is done. */
   onProgress?: (event: { stage: string; fraction: number }) => void;

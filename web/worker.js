@@ -51,7 +51,8 @@ function labelsOf(description) {
 function convert(options) {
   const started = performance.now();
   const onProgress = ({ stage, fraction }) => post({ type: 'progress', stage, fraction: fraction * CORE_SHARE });
-  const result = guarded(() => module.convert(input, options, onProgress));
+  // The page keeps skips across target switches and shows those that no longer match.
+  const result = guarded(() => module.convert(input, { ...options, ignoreUnknownSkips: true }, onProgress));
   if (result.error !== undefined) throw new Error(result.error);
   const report = JSON.parse(result.report);
   post({ type: 'progress', stage: 'describing the graph', fraction: CORE_SHARE });
