@@ -575,11 +575,12 @@ std::vector<int> Rewriter::write_back() {
 }
 
 void Rewriter::finish(bool correct_declared_shapes) {
-  if (edited_) {
-    write_back();
-    rebuild();
-  }
+  // The shapes kept current are those a whole-graph inference would give the written graph.
+  if (edited_) write_back();
   if (correct_declared_shapes) update_declared_shapes(graph_, *shapes_);
+  names_.reset();
+  shapes_.reset();
+  view_.reset();
 }
 
 

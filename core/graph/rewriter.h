@@ -52,7 +52,7 @@ class Rewriter {
 
   // Writes the graph out as the view sees it: nodes in order, removed nodes, constants and
   // value_info gone. Then, if asked, value_info and graph output shapes that inference now
-  // contradicts are rewritten, so no runtime meets a stale declaration.
+  // contradicts are rewritten, so no runtime meets a stale declaration. The Rewriter is done then.
   void finish(bool correct_declared_shapes);
 
  private:

@@ -77,22 +77,7 @@ void infer(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& access
 }  // namespace
 
 Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset) {
-  seed();
-  shapes_ = seeds_;
-  ShapeAccess access{[this](const std::string& name) { return of(name); },
-                     [this](const std::string& name) { return view_.constant(name); },
-                     [this](const std::string& name, Shape shape) {
-                       if (!name.empty()) shapes_[name] = std::move(shape);
-                     }};
-  // Node order is topological for every graph this tool writes; a second pass covers inputs
-  // that arrive unsorted.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int n = view.first(); n >= 0; n = view.next(n)) infer(view.node(n), opset_, access);
-  }
-}
-
-void Shapes::seed() {
-  const auto& g = view_.graph();
+  const auto& g = view.graph();
   for (const auto& info : g.value_info()) {
     if (has_shape(info)) seeds_[info.name()] = from_type(info.type());
   }
@@ -102,9 +87,28 @@ void Shapes::seed() {
   for (const auto& info : g.input()) {
     if (has_shape(info)) seeds_[info.name()] = from_type(info.type());
   }
+  shapes_ = seeds_;
   for (const auto& init : g.initializer()) {
-    if (!view_.is_overridable_input(init.name())) seeds_[init.name()] = Shape(init.dims().begin(), init.dims().end());
+    if (!view.is_overridable_input(init.name())) shapes_[init.name()] = Shape(init.dims().begin(), init.dims().end());
   }
+  ShapeAccess access{[this](const std::string& name) { return of(name); },
+                     [this](const std::string& name) { return view_.constant(name); },
+                     [this](const std::string& name, Shape shape) {
+                       if (!name.empty()) shapes_[name] = std::move(shape);
+                     }};
+  // Node order is topological for every graph this tool writes; a second pass covers inputs
+  // that arrive unsorted.
+  bool sorted = true;
+  for (int n = view.first(); n >= 0; n = view.next(n)) {
+    const auto& node = view.node(n);
+    for (const auto& in : node.input()) {
+      int p = view.producer(in);
+      sorted = sorted && (p < 0 || p == n || view.before(p, n));
+    }
+    infer(node, opset_, access);
+  }
+  if (sorted) return;
+  for (int n = view.first(); n >= 0; n = view.next(n)) infer(view.node(n), opset_, access);
 }
 
 const Shape* Shapes::seed_of(const std::string& name) const {
@@ -137,7 +141,7 @@ void Shapes::commit(const ShapeDraft& draft) {
 }
 
 void Shapes::add_initializer(const onnx::TensorProto& t) {
-  seeds_[t.name()] = shapes_[t.name()] = Shape(t.dims().begin(), t.dims().end());
+  shapes_[t.name()] = Shape(t.dims().begin(), t.dims().end());
 }
 
 void Shapes::forget(const std::string& name) {

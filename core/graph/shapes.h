@@ -32,14 +32,13 @@ class Shapes {
 
  private:
   friend class ShapeDraft;
-  void seed();
-  // What the graph declares before any inference: value_info, outputs, inputs, initializers.
+  // What the graph declares for a node's output before inference: value_info, outputs, inputs.
   const Shape* seed_of(const std::string& name) const;
 
   const GraphView& view_;
   int64_t opset_;
-  std::unordered_map<std::string, Shape> seeds_;
-  std::unordered_map<std::string, Shape> shapes_;
+  std::unordered_map<std::string, Shape> seeds_;   // declared shapes
+  std::unordered_map<std::string, Shape> shapes_;  // declared, initializers', then inferred
 };
 
 // The shapes a rewrite would give, without touching the Shapes it starts from: the new nodes'
