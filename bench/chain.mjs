@@ -1,7 +1,9 @@
 // The engine's growth on synthetic chains (scripts/bench.sh): for each N, builds the chain model
 // with bench/chain_model.cc, then times whole CLI processes: the round trip (`--target none
 // --no-fold-bn`: parse, validate, write) and the conversion with the default target. Prints the
-// table, convert / round trip per N and the growth exponent between the two largest N.
+// table, convert / round trip per N and the growth exponents. Times are the processes' CPU time
+// (user + system), which other work on a shared machine disturbs far less than wall time; the
+// wall time is printed beside it.
 //   node bench/chain.mjs BIN_DIR MODEL_DIR [--maxpool] [--node-cli] N...
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, statSync } from 'node:fs';
@@ -13,10 +15,23 @@ const nodeCli = rest.includes('--node-cli');
 const sizes = rest.filter((a) => !a.startsWith('--')).map(Number);
 const cli = nodeCli ? [process.execPath, join(import.meta.dirname, '..', 'wasm', 'cli.mjs')] : [join(bin, 'onnx-lattice')];
 
+// CPU seconds of the process (user + system, from wait4's rusage), and wall seconds.
+const RUSAGE = `
+import os, sys, time
+start = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_utime + usage.ru_stime, time.monotonic() - start)
+sys.exit(os.waitstatus_to_exitcode(status))
+`;
 function seconds(args) {
-  const start = process.hrtime.bigint();
-  execFileSync(cli[0], [...cli.slice(1), ...args], { stdio: ['ignore', 'ignore', 'inherit'], maxBuffer: 1 << 30 });
-  return Number(process.hrtime.bigint() - start) / 1e9;
+  const out = execFileSync('/usr/bin/python3', ['-c', RUSAGE, ...cli, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [cpu, wall] = out.toString().trim().split(' ').map(Number);
+  return { cpu, wall };
 }
 
 const rows = [];
@@ -30,10 +45,11 @@ for (const n of sizes) {
   const matches = JSON.parse(execFileSync(process.execPath, ['-e', `process.stdout.write(String(require(${JSON.stringify(report)}).matches.length))`]).toString());
   rmSync(out, { force: true });
   rmSync(report, { force: true });
-  rows.push({ n, mb: statSync(model).size / 1e6, matches, roundTrip, convert });
+  rows.push({ n, mb: statSync(model).size / 1e6, matches, roundTrip: roundTrip.cpu, convert: convert.cpu });
   const r = rows.at(-1);
+  const s = (t) => `${t.cpu.toFixed(2).padStart(8)} s (wall ${t.wall.toFixed(2)})`;
   console.log(`${String(n).padStart(7)} blocks ${r.mb.toFixed(1).padStart(7)} MB ${String(matches).padStart(7)} matches` +
-    `   round trip ${r.roundTrip.toFixed(2).padStart(8)} s   convert ${r.convert.toFixed(2).padStart(8)} s` +
+    `   round trip ${s(roundTrip)}   convert ${s(convert)}` +
     `   convert / round trip ${(r.convert / r.roundTrip).toFixed(2).padStart(7)}` +
     `   ${(1000 * r.convert / Math.max(matches, 1)).toFixed(3)} ms per match`);
 }
