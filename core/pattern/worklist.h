@@ -29,8 +29,9 @@ class Worklist {
  private:
   struct InOrder {
     const GraphView* view;
-    // Order keys of removed nodes stay, so the set stays ordered while nodes go.
-    bool operator()(int a, int b) const { return view->before(a, b); }
+    // Order keys of removed nodes stay, so the set stays ordered while nodes go; a new node may
+    // take a removed node's key, hence the tie on ids.
+    bool operator()(int a, int b) const { return view->before(a, b) || (!view->before(b, a) && a < b); }
   };
   void settle(const GraphView& view);  // moves the sweep off a removed node
 
