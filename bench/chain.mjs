@@ -6,14 +6,16 @@
 // wall time is printed beside it.
 //   node bench/chain.mjs BIN_DIR MODEL_DIR [--maxpool] [--node-cli] N...
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const [bin, dir, ...rest] = process.argv.slice(2);
 const maxpool = rest.includes('--maxpool');
 const nodeCli = rest.includes('--node-cli');
 const sizes = rest.filter((a) => !a.startsWith('--')).map(Number);
-const cli = nodeCli ? [process.execPath, join(import.meta.dirname, '..', 'wasm', 'cli.mjs')] : [join(bin, 'onnx-lattice')];
+const cli = nodeCli
+  ? [process.execPath, join(import.meta.dirname, '..', 'wasm', 'cli.mjs')]
+  : [join(bin, 'onnx-lattice')];
 
 // CPU seconds of the process (user + system, from wait4's rusage), and wall seconds.
 const RUSAGE = `
@@ -29,7 +31,8 @@ print(usage.ru_utime + usage.ru_stime, time.monotonic() - start)
 sys.exit(os.waitstatus_to_exitcode(status))
 `;
 function seconds(args) {
-  const out = execFileSync('/usr/bin/python3', ['-c', RUSAGE, ...cli, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync('/usr/bin/python3', ['-c', RUSAGE, ...cli, ...args],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
   const [cpu, wall] = out.toString().trim().split(' ').map(Number);
   return { cpu, wall };
 }
@@ -37,12 +40,14 @@ function seconds(args) {
 const rows = [];
 for (const n of sizes) {
   const model = join(dir, `chain-${n}${maxpool ? '-maxpool' : ''}.onnx`);
-  if (!existsSync(model)) execFileSync(join(bin, 'onnx_lattice_chain_model'), [String(n), ...(maxpool ? ['--maxpool'] : []), model]);
+  if (!existsSync(model)) {
+    execFileSync(join(bin, 'onnx_lattice_chain_model'), [String(n), ...(maxpool ? ['--maxpool'] : []), model]);
+  }
   const out = join(dir, 'out.onnx');
   const report = join(dir, 'report.json');
   const roundTrip = seconds(['convert', model, '-o', out, '--target', 'none', '--no-fold-bn', '--quiet']);
   const convert = seconds(['convert', model, '-o', out, '--quiet', '--report', report]);
-  const matches = JSON.parse(execFileSync(process.execPath, ['-e', `process.stdout.write(String(require(${JSON.stringify(report)}).matches.length))`]).toString());
+  const matches = JSON.parse(readFileSync(report, 'utf8')).matches.length;
   rmSync(out, { force: true });
   rmSync(report, { force: true });
   rows.push({ n, mb: statSync(model).size / 1e6, matches, roundTrip: roundTrip.cpu, convert: convert.cpu });

@@ -81,13 +81,10 @@ void filter(google::protobuf::RepeatedPtrField<T>& field, Keep keep) {
   field.DeleteSubrange(kept, field.size() - kept);
 }
 
-// The whole-graph path: checks, sorts, infers the shapes of and prunes the whole graph.
-Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const GraphView& view,
-                                                  const Shapes& shapes, const Match& match,
-                                                  Replacement r, int64_t ir_version) {
-  std::vector<int> matched = match.nodes();
-  std::unordered_set<int> removed(matched.begin(), matched.end());
-  NameMap rewires(r.rewires.begin(), r.rewires.end());
+// The names the replacement's nodes write, or an error when one would be written twice: by two
+// new nodes, or by a new node and a node, initializer or graph input that stays.
+Result<std::unordered_set<std::string>> names_written(const GraphView& view, const std::unordered_set<int>& removed,
+                                                      const Replacement& r) {
   std::unordered_set<std::string> written;
   for (const auto& n : r.nodes) {
     for (const auto& o : n.output()) {
@@ -98,6 +95,28 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
       }
     }
   }
+  return written;
+}
+
+// How many explicit reads of `name` the matched nodes make.
+int reads_by(const GraphView& view, const std::vector<int>& matched, const std::string& name) {
+  int reads = 0;
+  for (int j : matched) {
+    for (const auto& in : view.node(j).input()) reads += (in == name) ? 1 : 0;
+  }
+  return reads;
+}
+
+// The whole-graph path: checks, sorts, infers the shapes of and prunes the whole graph.
+Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const GraphView& view,
+                                                  const Shapes& shapes, const Match& match,
+                                                  Replacement r, int64_t ir_version) {
+  std::vector<int> matched = match.nodes();
+  std::unordered_set<int> removed(matched.begin(), matched.end());
+  NameMap rewires(r.rewires.begin(), r.rewires.end());
+  auto names = names_written(view, removed, r);
+  if (!names) return names.error();
+  const std::unordered_set<std::string>& written = *names;
   for (const auto& [from, to] : rewires) {
     if (view.is_graph_output(from)) return error("'{}' is a graph output and cannot be rewired", from);
   }
@@ -109,11 +128,9 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
   for (int i : matched) {
     for (const auto& o : view.node(i).output()) {
       if (o.empty() || written.contains(o) || rewires.contains(o)) continue;
-      int readers = view.reader_count(o);
-      for (int j : matched) {
-        for (const auto& in : view.node(j).input()) readers -= (in == o) ? 1 : 0;
+      if (view.reader_count(o) - reads_by(view, matched, o) > 0) {
+        return error("'{}' of node '{}' is still read elsewhere", o, view.label(i));
       }
-      if (readers > 0) return error("'{}' of node '{}' is still read elsewhere", o, view.label(i));
     }
   }
 
@@ -152,11 +169,7 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
   // Tensors the rest of the graph reads: readers outside the matched chain.
   for (const auto& n : r.nodes) {
     for (const auto& o : n.output()) {
-      int outside = view.reader_count(o);
-      for (int j : matched) {
-        for (const auto& in : view.node(j).input()) outside -= (in == o) ? 1 : 0;
-      }
-      if (outside > 0 && !view.is_graph_output(o)) compare(o, "output");
+      if (view.reader_count(o) - reads_by(view, matched, o) > 0 && !view.is_graph_output(o)) compare(o, "output");
     }
   }
   for (const auto& output : graph.output()) compare(output.name(), "graph output");
@@ -241,7 +254,7 @@ void Rewriter::rebuild() {
     };
     for (const auto& in : node.input()) sorted_ = sorted_ && earlier(in);
     for (const auto& in : implicit_inputs(node)) sorted_ = sorted_ && earlier(in);
-    if (auto conflict = shape_conflict(node, *shapes_)) conflicts_.emplace(view.order_[n], std::pair(n, *conflict));
+    check_conflict(n);
   }
   value_info_.clear();
   inputs_.clear();
@@ -324,32 +337,18 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   GraphView& view = *view_;
   std::vector<int> matched = match.nodes();
   std::unordered_set<int> removed(matched.begin(), matched.end());
-  std::unordered_set<std::string> written;
-  for (const auto& n : r.nodes) {
-    for (const auto& o : n.output()) {
-      if (o.empty()) continue;
-      int p = view.producer(o);
-      if ((p >= 0 && !removed.contains(p)) || view.initializer(o) || view.is_graph_input(o) || !written.insert(o).second) {
-        return error("the replacement would write '{}' twice", o);
-      }
-    }
-  }
+  auto names = names_written(view, removed, r);
+  if (!names) return names.error();
+  const std::unordered_set<std::string>& written = *names;
   // Every output of a removed node that is still read must be written again.
   std::unordered_set<std::string> read_by_removed;
   for (int i : matched) {
     for (const auto& in : view.node(i).input()) read_by_removed.insert(in);
   }
-  auto read_by_matched = [&](const std::string& name) {
-    int reads = 0;
-    for (int j : matched) {
-      for (const auto& in : view.node(j).input()) reads += (in == name) ? 1 : 0;
-    }
-    return reads;
-  };
   for (int i : matched) {
     for (const auto& o : view.node(i).output()) {
       if (o.empty() || written.contains(o)) continue;
-      if (view.reader_count(o) - read_by_matched(o) > 0) {
+      if (view.reader_count(o) - reads_by(view, matched, o) > 0) {
         return error("'{}' of node '{}' is still read elsewhere", o, view.label(i));
       }
     }
@@ -382,7 +381,8 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
     if (auto conflict = shape_conflict(view.node(n), draft)) old_conflicts.emplace(view.order_[n], *conflict);
   }
   for (const auto& [key, conflict] : conflicts_) {
-    if (!removed.contains(conflict.first) && !rechecked.contains(conflict.first)) old_conflicts.emplace(key, conflict.second);
+    int n = conflict.first;
+    if (!removed.contains(n) && !rechecked.contains(n)) old_conflicts.emplace(key, conflict.second);
   }
   uint64_t at = view.order_[splice.last];
   if (!old_conflicts.empty() && old_conflicts.begin()->first < at) {
@@ -404,7 +404,7 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   // Tensors the rest of the graph reads: readers outside the matched chain.
   for (const auto& n : r.nodes) {
     for (const auto& o : n.output()) {
-      if (view.reader_count(o) - read_by_matched(o) > 0 && !view.is_graph_output(o)) compare(o, "output");
+      if (view.reader_count(o) - reads_by(view, matched, o) > 0 && !view.is_graph_output(o)) compare(o, "output");
     }
   }
   // Graph outputs, in their order; only re-inferred tensors can have changed.
@@ -462,13 +462,8 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   }
   shapes_->commit(draft);
   for (const auto& o : vanished) shapes_->forget(o);
-  for (int n : fresh) {
-    if (auto conflict = shape_conflict(view.node(n), *shapes_)) conflicts_.emplace(view.order_[n], std::pair(n, *conflict));
-  }
-  for (int n : affected) {
-    conflicts_.erase(view.order_[n]);
-    if (auto conflict = shape_conflict(view.node(n), *shapes_)) conflicts_.emplace(view.order_[n], std::pair(n, *conflict));
-  }
+  for (int n : fresh) check_conflict(n);
+  for (int n : affected) check_conflict(n);
 
   // value_info of tensors that no longer exist, then constants only the removed nodes read
   // (counting readers in subgraphs; before IR 4 an initializer is also a graph input, and the
@@ -496,6 +491,12 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
     if (int p = view.producer(name); p >= 0) applied.touched.push_back(p);
   }
   return applied;
+}
+
+void Rewriter::check_conflict(int id) {
+  uint64_t key = view_->order_[id];
+  conflicts_.erase(key);
+  if (auto conflict = shape_conflict(view_->node(id), *shapes_)) conflicts_.emplace(key, std::pair(id, *conflict));
 }
 
 void Rewriter::remove_node(int id) {

@@ -66,8 +66,9 @@ class Rewriter {
                                     const Replacement& r) const;
   Result<Applied> apply_in_place(const Match& match, Replacement r, const Splice& splice);
   Result<Applied> apply_by_rebuilding(const Match& match, Replacement r);
-  void remove_node(int id);  // unindexes it, then retires it
-  void retire(int id);       // out of the order, the names and the conflicts
+  void check_conflict(int id);  // records whether the node's inputs fit together now
+  void remove_node(int id);     // unindexes it, then retires it
+  void retire(int id);          // out of the order, the names and the conflicts
   void drop_constant(const std::string& name);
   void drop_value_info_of(const std::string& name);
   // Makes graph_ what the view describes; returns each old id's new index (-1: removed).
