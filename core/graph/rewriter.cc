@@ -531,6 +531,9 @@ void Rewriter::drop_constant(const std::string& name) {
   bool gone = false;
   if (auto it = view.initializers_.find(name); it != view.initializers_.end()) {
     dropped_.insert(it->second);
+    // Its data goes now (the empty entry until write_back()), so the weights a conversion
+    // replaces do not stay in memory beside their replacements.
+    onnx::TensorProto().Swap(const_cast<onnx::TensorProto*>(it->second));
     view.initializers_.erase(it);
     names_->release(name);
     gone = true;
