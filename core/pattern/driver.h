@@ -19,4 +19,9 @@ inline constexpr int kMaxConversionIterations = 16;
 Status run_phases(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report,
                   const ProgressFn& progress = {});
 
+// The same, rebuilding the index and the shapes from the whole graph after every rewrite and
+// rescanning from the first node: the reference the tests hold run_phases to.
+Status run_phases_rebuilding(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels,
+                             Report& report);
+
 }  // namespace lattice
