@@ -1,11 +1,14 @@
 #include "core/graph/rewriter.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/graph/shapes.h"
+#include "core/onnx/domain.h"
 #include "core/onnx/subgraph.h"
 
 namespace lattice {
@@ -139,11 +142,23 @@ Result<std::vector<std::string>> apply_replacement(onnx::GraphProto& graph, cons
     if (auto conflict = shape_conflict(*node, after_shapes)) return error("the result would not be valid: {}", *conflict);
   }
   std::vector<std::string> shape_changes;
+  std::optional<std::string> unverifiable;
   auto compare = [&](const std::string& name, std::string_view what) {
     const Shape *before = ctx.shapes.of(name), *now = after_shapes.of(name);
-    if (before && now && !same_shape(*before, *now)) {
-      shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name, format_shape(*before),
-                                          format_shape(*now)));
+    if (!before || !now) return;
+    if (!same_shape(*before, *now)) {
+      shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name,
+                                          format_shape(*before, &ctx.shapes), format_shape(*now, &after_shapes)));
+      return;
+    }
+    // A symbolic dimension the rest of the graph relies on that becomes unknowable: whether the
+    // result still fits together cannot be checked, so it is not written.
+    for (size_t d = 0; d < before->size() && d < now->size() && !unverifiable; ++d) {
+      if ((*before)[d] < -1 && (*now)[d] != (*before)[d]) {
+        unverifiable = fmt::format("the result cannot be checked: dimension {} of '{}' ({}) would no longer be {} "
+                                   "(pin the input shapes with --input-shape to decide)",
+                                   d, name, format_shape(*before, &ctx.shapes), format_dim((*before)[d], &ctx.shapes));
+      }
     }
   };
   // Tensors the rest of the graph reads: readers outside the matched chain.
@@ -157,6 +172,7 @@ Result<std::vector<std::string>> apply_replacement(onnx::GraphProto& graph, cons
     }
   }
   for (const auto& output : graph.output()) compare(output.name(), "graph output");
+  if (unverifiable) return error("{}", *unverifiable);
 
   google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
   sorted.Reserve(static_cast<int>(order.size()));
@@ -168,20 +184,31 @@ Result<std::vector<std::string>> apply_replacement(onnx::GraphProto& graph, cons
   graph.mutable_node()->Swap(&sorted);
   for (auto& t : r.initializers) *graph.add_initializer() = std::move(t);
 
-  // Constants that only the removed nodes read are dropped, counting readers in subgraphs.
-  // Before IR 4 an initializer is also listed as a graph input; the two go together.
-  GraphView after(graph, nullptr, ir_version);
+  // Constants that only the removed nodes read are dropped, counting readers in subgraphs, and
+  // so are the Identity chains a constant was read through (PyTorch reads a de-duplicated
+  // parameter as Identity(original)), link by link. Before IR 4 an initializer is also listed as
+  // a graph input; the two go together.
+  auto after = std::make_unique<GraphView>(graph, nullptr, ir_version);
   auto dead = [&](const std::string& name) {
-    return read_by_removed.contains(name) && after.reader_count(name) == 0 && !after.is_overridable_input(name);
+    return read_by_removed.contains(name) && after->reader_count(name) == 0 && !after->is_overridable_input(name);
   };
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    filter(*graph.mutable_node(), [&](const onnx::NodeProto& n) {
+      bool constant = is_default_domain(n.domain()) &&
+                      (n.op_type() == "Constant" || (n.op_type() == "Identity" && n.input_size() == 1));
+      if (!constant || n.output_size() != 1 || !dead(n.output(0))) return true;
+      for (const auto& in : n.input()) read_by_removed.insert(in);
+      dropped = true;
+      return false;
+    });
+    if (dropped) after = std::make_unique<GraphView>(graph, nullptr, ir_version);
+  }
   filter(*graph.mutable_initializer(), [&](const onnx::TensorProto& t) { return !dead(t.name()); });
   filter(*graph.mutable_input(), [&](const onnx::ValueInfoProto& v) { return !dead(v.name()); });
-  filter(*graph.mutable_node(), [&](const onnx::NodeProto& n) {
-    return !(n.op_type() == "Constant" && n.output_size() == 1 && dead(n.output(0)));
-  });
   // value_info of tensors that no longer exist goes with them.
   filter(*graph.mutable_value_info(), [&](const onnx::ValueInfoProto& v) {
-    return after.producer(v.name()) >= 0 || after.initializer(v.name()) || after.is_graph_input(v.name());
+    return after->producer(v.name()) >= 0 || after->initializer(v.name()) || after->is_graph_input(v.name());
   });
   return shape_changes;
 }
@@ -200,6 +227,8 @@ void update_declared_shapes(onnx::GraphProto& graph, const Shapes& shapes) {
       auto* dim = fresh.add_dim();
       if ((*inferred)[i] >= 0) {
         dim->set_dim_value((*inferred)[i]);
+      } else if (const std::string* symbol = shapes.symbol((*inferred)[i])) {
+        dim->set_dim_param(*symbol);
       } else if (i < static_cast<size_t>(shape->dim_size()) && shape->dim(static_cast<int>(i)).has_dim_param()) {
         dim->set_dim_param(shape->dim(static_cast<int>(i)).dim_param());
       }

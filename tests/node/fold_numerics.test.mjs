@@ -13,7 +13,7 @@ const lattice = await createConverter();
 const FOLD_ONLY = { target: 'none' };
 
 const models = [
-  ...['conv_bn_relu', 'conv_bn_opset7', 'conv_bn_opset15', 'conv_bn_opset17', 'resnet_stem', 'resnet_stem_opset9', 'linear_bn', 'grouped_decoder', 'shared_weight', 'sample']
+  ...['conv_bn_relu', 'conv_bn_opset7', 'conv_bn_opset15', 'conv_bn_opset17', 'resnet_stem', 'resnet_stem_opset9', 'linear_bn', 'grouped_decoder', 'shared_weight', 'sample', 'identity_shared']
     .map((name) => [name, fixture(`${name}.onnx`)]),
   ...['resnet18', 'resnet50', 'mobilenet_v2', 'mobilenet_v3_small', 'efficientnet_b0', 'densenet121', 'googlenet',
     'regnet_x_400mf'].map((name) => [name, join(ZOO, `${name}.onnx`)]),
@@ -57,4 +57,13 @@ test('two conversions of the same model give identical bytes', () => {
   const bytes = readFileSync(fixture('sample.onnx'));
   const a = lattice.convert(bytes, FOLD_ONLY).model, b = lattice.convert(bytes, FOLD_ONLY).model;
   assert.ok(Buffer.from(a).equals(Buffer.from(b)));
+});
+
+test('a BatchNorm whose bias is read through Identity folds while the first block, which shares it, keeps its own', async () => {
+  const bytes = readFileSync(fixture('identity_shared.onnx'));
+  const { model, report } = lattice.convert(bytes, { ...FOLD_ONLY, skipMatches: ['ConvBatchNormFoldPattern:/conv1/Conv'] });
+  assert.deepEqual(report.matches.map((m) => [m.id, m.applied]),
+    [['ConvBatchNormFoldPattern:/conv1/Conv', false], ['ConvBatchNormFoldPattern:/conv2/Conv', true]]);
+  const { outputs } = await compareOutputs(bytes, model);
+  for (const { maxDiff, maxMag } of Object.values(outputs)) assert.ok(maxDiff <= 1e-5 * maxMag, `${maxDiff} > 1e-5 x ${maxMag}`);
 });
