@@ -14,18 +14,13 @@
 namespace lattice {
 namespace {
 
-Shape from_type(const onnx::TypeProto& type) {
-  Shape shape;
-  for (const auto& dim : type.tensor_type().shape().dim()) shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-  return shape;
-}
-
 bool has_shape(const onnx::ValueInfoProto& info) {
   return info.type().has_tensor_type() && info.type().tensor_type().has_shape();
 }
 
 int64_t product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
+  if (to == from + 1) return s[from];  // a symbol stays itself
   for (size_t i = from; i < to; ++i) {
     if (s[i] < 0) return -1;
     p *= s[i];
@@ -33,15 +28,22 @@ int64_t product(const Shape& s, size_t from, size_t to) {
   return p;
 }
 
-// numpy broadcasting; an unknown dim against 1 or an unknown stays unknown.
+// numpy broadcasting; a dim that is not a number against 1 or itself stays as it is, against
+// another unknown or symbol it is unknown.
 Shape broadcast(const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()), 1);
   for (size_t i = 0; i < out.size(); ++i) {
     int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
     int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    out[i] = x == 1 ? y : (y == 1 ? x : (x == y ? x : (x < 0 ? y : (y < 0 ? x : -1))));
+    out[i] = x == 1 ? y : (y == 1 ? x : (x == y ? x : (x < 0 && y < 0 ? -1 : (x < 0 ? y : (y < 0 ? x : -1)))));
   }
   return out;
+}
+
+// A dimension resized by `scale`: a symbol survives only a scale of 1.
+int64_t scaled(int64_t dim, double scale) {
+  if (dim < 0) return scale == 1.0 ? dim : -1;
+  return static_cast<int64_t>(std::floor(static_cast<double>(dim) * scale));
 }
 
 const std::unordered_set<std::string>& same_shape_ops() {
@@ -90,6 +92,28 @@ Shapes::Shapes(const GraphView& view, int64_t opset, const std::vector<const onn
 const onnx::TensorProto* Shapes::constant(const std::string& name) const {
   auto it = extra_constants_.find(name);
   return it != extra_constants_.end() ? it->second : view_.constant(name);
+}
+
+Shape Shapes::from_type(const onnx::TypeProto& type) {
+  Shape shape;
+  for (const auto& dim : type.tensor_type().shape().dim()) {
+    if (dim.has_dim_value()) {
+      shape.push_back(dim.dim_value());
+    } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
+      auto [it, added] = symbol_ids_.emplace(dim.dim_param(), -2 - static_cast<int64_t>(symbols_.size()));
+      if (added) symbols_.push_back(dim.dim_param());
+      shape.push_back(it->second);
+    } else {
+      shape.push_back(-1);
+    }
+  }
+  return shape;
+}
+
+const std::string* Shapes::symbol(int64_t dim) const {
+  if (dim >= -1) return nullptr;
+  auto i = static_cast<size_t>(-2 - dim);
+  return i < symbols_.size() ? &symbols_[i] : nullptr;
 }
 
 void Shapes::seed() {
@@ -224,7 +248,12 @@ void Shapes::infer(const onnx::NodeProto& node) {
     if (!pads || pads->size() != 2 * x->size()) return;
     Shape s = *x;
     for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] >= 0) s[i] += (*pads)[i] + (*pads)[i + s.size()];
+      int64_t added = (*pads)[i] + (*pads)[i + s.size()];
+      if (s[i] >= 0) {
+        s[i] += added;
+      } else if (added != 0) {
+        s[i] = -1;
+      }
     }
     set(out, s);
   } else if (op == "Concat") {
@@ -289,9 +318,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
     if (op == "Upsample" && opset_ < 9) {
       if (const auto* a = attr::find(node, "scales")) {
         Shape s = *x;
-        for (int i = 0; i < a->floats_size() && i < static_cast<int>(s.size()); ++i) {
-          if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * a->floats(i)));
-        }
+        for (int i = 0; i < a->floats_size() && i < static_cast<int>(s.size()); ++i) s[i] = scaled(s[i], a->floats(i));
         set(out, s);
       }
       return;
@@ -303,9 +330,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
     auto scales = floats_of(scales_at);
     if (!scales || scales->size() != x->size()) return;
     Shape s = *x;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * (*scales)[i]));
-    }
+    for (size_t i = 0; i < s.size(); ++i) s[i] = scaled(s[i], (*scales)[i]);
     set(out, s);
   } else if (op == "Transpose") {
     if (!x) return;
@@ -339,7 +364,7 @@ std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Sha
   auto describe = [&] {
     std::string s;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      s += (i ? ", " : "") + (inputs[i] ? format_shape(*inputs[i]) : std::string("?"));
+      s += (i ? ", " : "") + (inputs[i] ? format_shape(*inputs[i], &shapes) : std::string("?"));
     }
     return s;
   };
@@ -367,11 +392,17 @@ std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Sha
   return std::nullopt;
 }
 
-std::string format_shape(const Shape& shape) {
+std::string format_dim(int64_t dim, const Shapes* shapes) {
+  if (dim >= 0) return fmt::format("{}", dim);
+  const std::string* name = shapes ? shapes->symbol(dim) : nullptr;
+  return name ? *name : "?";
+}
+
+std::string format_shape(const Shape& shape, const Shapes* shapes) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
-    s += shape[i] < 0 ? "?" : fmt::format("{}", shape[i]);
+    s += format_dim(shape[i], shapes);
   }
   return s + "]";
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Tensor shapes for the ops the patterns look at (SPEC section 1), seeded from graph inputs,
-// initializers, Constant nodes and value_info. An inferred shape wins over a stale value_info;
-// dimensions that are symbolic or unknown stay -1.
+// initializers, Constant nodes and value_info. An inferred shape wins over a stale value_info.
+// A symbolic dimension (dim_param) stays that symbol where the op keeps it (a batch through
+// every layer, a height through a size-keeping Conv), so equal symbols compare equal; what
+// cannot be known is -1.
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,23 +26,32 @@ class Shapes {
   const Shape* of(const std::string& name) const;
   // The shape if every dimension is a known number.
   const Shape* concrete(const std::string& name) const;
+  // The dim_param a symbolic dimension stands for; nullptr for numbers and -1.
+  const std::string* symbol(int64_t dim) const;
 
  private:
   void seed();
   void infer(const onnx::NodeProto& node);
   void set(const std::string& name, Shape shape);
+  Shape from_type(const onnx::TypeProto& type);
   const onnx::TensorProto* constant(const std::string& name) const;
 
   const GraphView& view_;
   std::unordered_map<std::string, const onnx::TensorProto*> extra_constants_;
   int64_t opset_;
   std::unordered_map<std::string, Shape> shapes_;
+  // Symbol -2 - i is symbols_[i]; ids follow the graph's declarations, so every Shapes of one
+  // graph agrees on them.
+  std::vector<std::string> symbols_;
+  std::unordered_map<std::string, int64_t> symbol_ids_;
 };
 
-// "[1, 3, 224, 224]", "?" for an unknown dimension.
-std::string format_shape(const Shape& shape);
+// "[batch, 3, 224, 224]": a symbol by its name when `shapes` is given, "?" for an unknown dimension.
+std::string format_shape(const Shape& shape, const Shapes* shapes = nullptr);
+// "batch", "3" or "?": one dimension as format_shape writes it.
+std::string format_dim(int64_t dim, const Shapes* shapes = nullptr);
 
-// Whether two shapes may be the same tensor's: equal rank, and equal wherever both are known.
+// Whether two shapes may be the same tensor's: equal rank, and equal wherever both are numbers.
 bool same_shape(const Shape& a, const Shape& b);
 
 // A multi-input node whose inputs no longer fit together (Concat with different non-axis

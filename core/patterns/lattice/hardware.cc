@@ -15,8 +15,6 @@
 namespace lattice {
 namespace {
 
-
-
 // Operators the accelerator runs as they are (Conv and MaxPool are checked by their window;
 // an unfolded BatchNormalization is reported by the BatchNorm audit).
 const std::set<std::string_view>& plain_ops() {
@@ -97,6 +95,13 @@ SnappedConv snap_conv(const Target& target, int64_t kernel, int64_t stride) {
     if (takes && (!best_kernel || nearer(kernel, k.size, *best_kernel))) best_kernel = k.size;
   }
   return {*best_kernel, *best_stride};
+}
+
+Result<int64_t> needed_dim(const MatchContext& ctx, const std::string& tensor, size_t axis, std::string_view what) {
+  const Shape* s = ctx.shapes.of(tensor);
+  if (s && axis < s->size() && (*s)[axis] >= 0) return (*s)[axis];
+  std::string known = s ? fmt::format("shape {}", format_shape(*s, &ctx.shapes)) : std::string("shape unknown");
+  return error("needs the {} (dimension {}) of '{}', which is unknown ({})", what, axis, tensor, known);
 }
 
 bool maxpool_canonical(const Window& w) {

@@ -8,6 +8,7 @@
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
 #include "core/graph/window.h"
+#include "core/util/result.h"
 
 namespace lattice {
 
@@ -48,6 +49,10 @@ SnappedConv snap_conv(const Target& target, int64_t kernel, int64_t stride);
 
 // A MaxPool that is 2x2, stride 2, no padding, no dilation.
 bool maxpool_canonical(const Window& w);
+
+// Dimension `axis` of `tensor` when it is a known number; otherwise the reason a graft gives:
+// "needs the channel count of 'x', which is unknown (shape [N, ?, H, W])".
+Result<int64_t> needed_dim(const MatchContext& ctx, const std::string& tensor, size_t axis, std::string_view what);
 
 // Why the target cannot run this node, or nullopt if it can.
 std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node);
