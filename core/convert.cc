@@ -7,6 +7,7 @@
 #include <new>
 
 #include "core/audit.h"
+#include "core/input_shapes.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/validate.h"
 #include "core/pattern/driver.h"
@@ -62,18 +63,23 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   report.input = ModelStats::of(*model, bytes.size());
   report.timings_ms.load = clock.lap_ms();
 
+  auto pinned = pin_input_shapes(*model, options);
+  if (!pinned) return pinned.error();
+
   auto labels = GraphView::original_labels(model->graph());
   if (auto s = run_phases(*model, options, labels, report); !s) return s.error();
   audit(*model, options, labels, report);
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
 
-  // Nothing applied: the output is the input, byte for byte (SPEC section 5). A dry run reports
+  // Nothing changed: the output is the input, byte for byte (SPEC section 5). A dry run reports
   // the model it would write, without writing it.
+  // Pinned input shapes change the model even when no pattern applies.
+  const bool changed = report.any_applied() || *pinned;
   report.output = report.input;
-  if (report.any_applied() && options.dry_run) {
+  if (changed && options.dry_run) {
     report.output = ModelStats::of(*model, model->ByteSizeLong());
-  } else if (report.any_applied()) {
+  } else if (changed) {
     auto out = serialize_model(*model);
     if (!out) return out.error();
     report.output = ModelStats::of(*model, out->size());

@@ -1,6 +1,8 @@
 #pragma once
 // What the user asked for: the same options for the CLI flags, the Node API and the page.
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/util/json.h"
@@ -15,9 +17,14 @@ struct Options {
   std::vector<std::string> skip;          // pattern names
   std::vector<std::string> skip_matches;  // match ids
   bool dry_run = false;
+  // Graph input name -> the dims to analyse and write it with (an FPGA runs one input size).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
 
   Json to_json() const;
 };
+
+// "NAME:1,3,640,640" (the name may itself hold ':'; the last one separates the dims).
+Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text);
 
 // Unknown target or pattern names are errors that list the known ones.
 Status check_options(const Options& options);

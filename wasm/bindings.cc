@@ -29,7 +29,29 @@ val copy_out(std::string_view bytes) {
       .call<val>("slice");
 }
 
-// Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches});
+// inputShapes: {NAME: [1, 3, 640, 640]}, each dimension a positive whole number.
+lattice::Status input_shapes(const val& v, lattice::Options& o) {
+  const char* wrong = "options.inputShapes must be an object of arrays of positive whole numbers, e.g. {input: [1, 3, 640, 640]}";
+  if (v.isNull() || v.typeOf().as<std::string>() != "object" || val::global("Array").call<bool>("isArray", v)) {
+    return lattice::error("{}", wrong);
+  }
+  for (const auto& name : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", v))) {
+    val dims = v[name];
+    if (!val::global("Array").call<bool>("isArray", dims)) return lattice::error("{}", wrong);
+    std::vector<int64_t> out;
+    for (const auto& d : emscripten::vecFromJSArray<val>(dims)) {
+      if (!val::global("Number").call<bool>("isSafeInteger", d) || d.as<double>() <= 0) {
+        return lattice::error("options.inputShapes.{} must be an array of positive whole numbers", name);
+      }
+      out.push_back(static_cast<int64_t>(d.as<double>()));
+    }
+    o.input_shapes.emplace_back(name, std::move(out));
+  }
+  return lattice::ok_status();
+}
+
+// Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches,
+// inputShapes});
 // anything absent takes the CLI's default, anything misspelt or mistyped is an error.
 lattice::Result<lattice::Options> options_from(const val& opts) {
   lattice::Options o;
@@ -60,10 +82,12 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       status = list(o.skip);
     } else if (key == "skipMatches") {
       status = list(o.skip_matches);
+    } else if (key == "inputShapes") {
+      status = input_shapes(v, o);
     } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun") {
       return lattice::error("options.{} has the wrong type ({})", key, type);
     } else {
-      return lattice::error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches)", key);
+      return lattice::error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, inputShapes)", key);
     }
     if (!status) return status.error();
   }

@@ -13,6 +13,9 @@ export interface ConvertOptions {
   skip?: string[];
   /** Leave out single matches, by their report id. */
   skipMatches?: string[];
+  /** Pinned input shapes, e.g. {input: [1, 3, 640, 640]}: used for the analysis and written into
+   *  the output's graph inputs. A pin contradicting a fixed dimension of the model is an error. */
+  inputShapes?: Record<string, number[]>;
 }
 
 export interface ModelStats {
@@ -48,6 +51,8 @@ export interface Report {
   };
   input: ModelStats;
   output: ModelStats;
+  /** The pinned input shapes (inputShapes / --input-shape); {} when none. */
+  input_shapes: Record<string, number[]>;
   matches: Match[];
   warnings: { match_id: string; pattern: string; node: string; message: string }[];
   unsupported: { node: string; op_type: string; reason: string }[];

@@ -16,6 +16,7 @@ constexpr const char* kUsage = R"(usage:
   onnx-lattice convert IN.onnx -o OUT.onnx [--target lattice|lattice-advanced|none]
                        [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
                        [--report REPORT.json|-] [--dry-run] [--quiet]
+                       [--input-shape NAME:1,3,640,640 ...]
   onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--json]
   onnx-lattice patterns [--json]
   onnx-lattice --version | --help
@@ -86,6 +87,11 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
     } else if (flag == "--skip-match" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--skip-match needs match ids"};
       for (auto& id : split_list(*v)) cmd.options.skip_matches.push_back(id);
+    } else if (flag == "--input-shape" && (convert || inspect)) {
+      if (!(v = value())) return UsageError{"--input-shape needs NAME:d0,d1,..."};
+      auto pin = parse_input_shape(*v);
+      if (!pin) return UsageError{pin.error().message};
+      cmd.options.input_shapes.push_back(std::move(pin).value());
     } else if (flag == "--no-fold-bn" && !inline_value && (convert || inspect)) {
       cmd.options.fold_batch_norm = false;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {

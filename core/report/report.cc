@@ -64,11 +64,14 @@ Json Report::to_json() const {
   for (const auto& u : unsupported) {
     unsupported_json.push(Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", u.reason));
   }
+  Json input_shapes = Json::object();
+  for (const auto& [name, dims] : options.input_shapes) input_shapes.set(name, Json::array_of(dims));
   return Json::object()
       .set("schema", kReportSchema)
       .set("tool", Json::object().set("name", kToolName).set("version", kToolVersion))
       .set("target", options.target)
       .set("options", options.to_json())
+      .set("input_shapes", std::move(input_shapes))
       .set("input", stats_json(input))
       .set("output", stats_json(output))
       .set("matches", std::move(matches_json))

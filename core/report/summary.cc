@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include <fmt/ranges.h>
+
 #include "core/util/utf8.h"
 
 namespace lattice {
@@ -36,6 +38,9 @@ std::string format_summary(const Report& r, const std::string& input_name, const
                    r.options.fold_batch_norm ? "on" : "off", r.options.dry_run ? ", dry run" : "");
   s += fmt::format("input   {} ({})\n", input_name, describe_model(r.input));
   if (!output_name.empty()) s += fmt::format("output  {} ({})\n", output_name, describe_model(r.output));
+  for (const auto& [name, dims] : r.options.input_shapes) {
+    s += fmt::format("pinned  {}: [{}]\n", name, fmt::join(dims, ", "));
+  }
   s += fmt::format("ops     {}\n", op_count_changes(r.input, r.output));
 
   size_t applied = 0;

@@ -124,3 +124,21 @@ test('a rejected model leaves an existing output file untouched', () => {
     assert.equal(readFileSync(out, 'utf8'), 'previous content');
   }
 });
+
+test('--input-shape pins an input in both CLIs, byte for byte alike; a bad one is a usage error', () => {
+  const out = {};
+  for (const [cli, run] of Object.entries(CLIS)) {
+    const model = join(dir, `${cli}-pinned.onnx`);
+    const r = run(['convert', fixture('yolo_dynamic_batch.onnx'), '-o', model, '--input-shape', 'input:1,3,64,64']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /pinned {2}input: \[1, 3, 64, 64\]/);
+    out[cli] = readFileSync(model);
+    const bad = run(['inspect', fixture('yolo_dynamic_batch.onnx'), '--input-shape', 'input:1,3,x,64']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /'x' is not a positive whole number/);
+    const contradicting = run(['inspect', fixture('yolo_dynamic_batch.onnx'), '--input-shape', 'input:1,3,32,64']);
+    assert.equal(contradicting.status, 1);
+    assert.match(contradicting.stderr, /contradicts graph input 'input' \[N, 3, 64, 64\]: its dimension 2 is fixed at 64/);
+  }
+  assert.ok(out.node.equals(out.native));
+});
