@@ -291,7 +291,7 @@ TEST_CASE("the patterns catalogue lists every pattern in registry order with its
   for (const char* name : {"LatticeSPPFMaxPoolPattern", "LatticeSPPFMaxPoolAdvancedPattern",
                            "LatticeStride2AsymPadConvMaxPoolPattern", "LatticeStride2ConvBnReLUPattern",
                            "LatticeMaxPool2dPattern", "LatticeGlobalAvgPoolPattern", "LatticeConv2dPattern",
-                           "ConvBatchNormFoldPattern"}) {
+                           "ConvBatchNormFoldPattern", "ConvScaleShiftFoldPattern"}) {
     CHECK_THAT(json, Contains(name));
   }
   CHECK(json.find("LatticeSPPFMaxPoolPattern") < json.find("LatticeConv2dPattern"));

@@ -67,3 +67,16 @@ test('a BatchNorm whose bias is read through Identity folds while the first bloc
   const { outputs } = await compareOutputs(bytes, model);
   for (const { maxDiff, maxMag } of Object.values(outputs)) assert.ok(maxDiff <= 1e-5 * maxMag, `${maxDiff} > 1e-5 x ${maxMag}`);
 });
+
+test('scale_shift: Conv -> Mul -> Add by per-channel constants folds and outputs match onnxruntime within float rounding', async (t) => {
+  const bytes = readFileSync(fixture('scale_shift.onnx'));
+  const { model, report } = lattice.convert(bytes, FOLD_ONLY);
+  assert.deepEqual(report.matches.map((m) => [m.pattern, m.applied]), Array(3).fill(['ConvScaleShiftFoldPattern', true]));
+  assert.equal(report.output.op_counts.Add ?? 0, 0);
+  assert.equal(report.output.op_counts.Mul, 1, 'the Mul along the width stays');
+  const { outputs } = await compareOutputs(bytes, model);
+  for (const [output, { maxDiff, maxMag }] of Object.entries(outputs)) {
+    assert.ok(maxDiff <= 1e-5 * maxMag, `${output}: max |diff| ${maxDiff} > 1e-5 x ${maxMag}`);
+    t.diagnostic(`scale_shift ${output}: 3 folded, max |diff| / max |output| = ${(maxDiff / maxMag).toExponential(2)}`);
+  }
+});
