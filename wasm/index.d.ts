@@ -55,7 +55,9 @@ export interface Report {
   input_shapes: Record<string, number[]>;
   matches: Match[];
   warnings: { match_id: string; pattern: string; node: string; message: string }[];
-  unsupported: { node: string; op_type: string; reason: string }[];
+  /** One entry per node. `group`: the activation idiom it is part of ('SiLU', 'HardSwish', ...)
+   *  or its op type; `unit`: for an idiom's nodes, all the nodes of that one activation. */
+  unsupported: { node: string; op_type: string; reason: string; group: string; unit?: string[] }[];
   timings_ms: { load: number; convert: number; save: number };
 }
 

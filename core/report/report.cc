@@ -62,7 +62,9 @@ Json Report::to_json() const {
   }
   Json unsupported_json = Json::array();
   for (const auto& u : unsupported) {
-    unsupported_json.push(Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", u.reason));
+    Json row = Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", u.reason).set("group", u.group);
+    if (!u.unit.empty()) row.set("unit", Json::array_of(u.unit));
+    unsupported_json.push(std::move(row));
   }
   Json input_shapes = Json::object();
   for (const auto& [name, dims] : options.input_shapes) input_shapes.set(name, Json::array_of(dims));
