@@ -10,6 +10,7 @@
 #include "core/cli/cli.h"
 #include "core/convert.h"
 #include "core/pattern/registry.h"
+#include "core/patterns/lattice/hardware.h"
 #include "core/util/utf8.h"
 
 namespace {
@@ -114,6 +115,7 @@ val convert(const val& u8, const val& opts) {
 }
 
 std::string catalogue() { return lattice::catalogue_json().dump(); }
+std::string hardware() { return lattice::hardware_json().dump(); }
 std::string version() { return lattice::kToolVersion; }
 
 // The Node CLI's Host: `js` is an object of plain functions written in wasm/cli.mjs.
@@ -155,6 +157,7 @@ int run_cli(const val& args, const val& host) {
 EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("convert", &convert);
   emscripten::function("catalogue", &catalogue);
+  emscripten::function("hardware", &hardware);
   emscripten::function("version", &version);
   emscripten::function("runCli", &run_cli);
 }

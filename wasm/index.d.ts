@@ -75,6 +75,13 @@ export interface Catalogue {
   targets: { name: Target; description: string; conversion: string[] }[];
 }
 
+export interface Hardware {
+  follows: string;
+  targets: { name: Target; conv_kernels: string }[];
+  operators: { op: string; runs: boolean; condition: string; source: string; note: string }[];
+  otherwise: string;
+}
+
 export interface Converter {
   /** Converts a model. Throws an Error naming what is wrong for a model it rejects.
    *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
@@ -82,6 +89,8 @@ export interface Converter {
   /** The plan and the audit, converting nothing. */
   inspect(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): Report;
   patterns(): Catalogue;
+  /** The hardware table: which operators the accelerator runs, each with its source. */
+  hardware(): Hardware;
   version: string;
 }
 

@@ -1,4 +1,4 @@
-// The Node.js API: createConverter() -> { convert, inspect, patterns, version }.
+// The Node.js API: createConverter() -> { convert, inspect, patterns, hardware, version }.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -46,6 +46,7 @@ export async function createConverter() {
     convert,
     inspect: (bytes, options = {}) => convert(bytes, { ...options, dryRun: true }).report,
     patterns: () => JSON.parse(module.catalogue()),
+    hardware: () => JSON.parse(module.hardware()),
     version: module.version(),
   };
 }

@@ -6,6 +6,7 @@
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
 #include "core/pattern/registry.h"
+#include "core/patterns/lattice/hardware.h"
 #include "core/report/summary.h"
 #include "core/util/utf8.h"
 
@@ -19,6 +20,7 @@ constexpr const char* kUsage = R"(usage:
                        [--input-shape NAME:1,3,640,640 ...]
   onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--json]
   onnx-lattice patterns [--json]
+  onnx-lattice hardware [--json]        the hardware table, with the source of each row
   onnx-lattice --version | --help
 
 exit status: 0 success, 1 the model was rejected (nothing written), 2 usage error
@@ -51,7 +53,7 @@ std::vector<std::string> split_list(const std::string& value) {
 std::optional<UsageError> parse(const std::vector<std::string>& args, Command& cmd) {
   if (args.empty()) return UsageError{"no command given"};
   cmd.name = args[0];
-  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "patterns") {
+  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "patterns" && cmd.name != "hardware") {
     return UsageError{fmt::format("unknown command '{}'", cmd.name)};
   }
   // Which flags each command takes; a flag listed with a value consumes the next argument.
@@ -98,11 +100,11 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       cmd.options.dry_run = true;
     } else if (flag == "--quiet" && !inline_value && (convert)) {
       cmd.quiet = true;
-    } else if (flag == "--json" && !inline_value && (inspect || cmd.name == "patterns")) {
+    } else if (flag == "--json" && !inline_value && (inspect || cmd.name == "patterns" || cmd.name == "hardware")) {
       cmd.json = true;
     } else if (flag.starts_with("-") && flag != "-") {
       return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
-    } else if (cmd.name != "patterns" && cmd.input.empty()) {
+    } else if ((convert || inspect) && cmd.input.empty()) {
       cmd.input = args[i];
     } else {
       return UsageError{fmt::format("unexpected argument '{}'", args[i])};
@@ -127,6 +129,10 @@ class Runner {
   int run() {
     if (cmd_.name == "patterns") {
       host_.out(cmd_.json ? catalogue_json().dump() : catalogue_text());
+      return kExitOk;
+    }
+    if (cmd_.name == "hardware") {
+      host_.out(cmd_.json ? hardware_json().dump() : hardware_text());
       return kExitOk;
     }
     progress("reading");

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include "core/convert.h"
 #include "core/graph/shapes.h"
@@ -11,6 +12,7 @@
 #include "core/onnx/validate.h"
 #include "core/onnx/domain.h"
 #include "core/pattern/registry.h"
+#include "core/patterns/lattice/hardware.h"
 #include "converted.h"
 
 using namespace lattice;
@@ -295,4 +297,20 @@ TEST_CASE("the patterns catalogue lists every pattern in registry order with its
     CHECK_THAT(json, Contains(name));
   }
   CHECK(json.find("LatticeSPPFMaxPoolPattern") < json.find("LatticeConv2dPattern"));
+}
+
+TEST_CASE("the hardware table gives every row a source and drives the audit") {
+  const std::set<std::string_view> sources{"seed (Embedl Deploy's Lattice conversions)",
+                                           "Embedl Deploy docs (Lattice backend: Conv2d, MaxPool2d, AdaptiveAvgPool2d, LeakyReLU)",
+                                           "Lattice sensAI guide FPGA-UG-02228", "assumed"};
+  for (const auto& row : hardware_operators()) {
+    INFO(row.op);
+    CHECK(sources.contains(row.source));
+  }
+  auto json = hardware_json().dump(false);
+  CHECK_THAT(json, Contains("{\"op\":\"Mul\",\"runs\":false,\"condition\":\"\",\"source\":\"Lattice sensAI guide FPGA-UG-02228\""));
+  CHECK_THAT(hardware_text(), Contains("Relu                 runs\n"));
+  // A row that runs is never in the audit; a row that does not is, in its words.
+  auto sample = convert_fixture("odd_convs.onnx");
+  for (const auto& u : sample.report.unsupported) CHECK(u.op_type != "Relu");
 }

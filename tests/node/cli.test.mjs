@@ -142,3 +142,20 @@ test('--input-shape pins an input in both CLIs, byte for byte alike; a bad one i
   }
   assert.ok(out.node.equals(out.native));
 });
+
+test('hardware prints the table with its sources, the same in both CLIs and the Node API', async () => {
+  const { createConverter } = await import('../../wasm/index.mjs');
+  const api = (await createConverter()).hardware();
+  const outputs = {};
+  for (const [cli, run] of Object.entries(CLIS)) {
+    const text = run(['hardware']);
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /Mul {18}no\n {26}source: Lattice sensAI guide FPGA-UG-02228 — Multiply as a standalone layer is not supported on the FPGA\n/);
+    const json = run(['hardware', '--json']);
+    assert.equal(json.status, 0, json.stderr);
+    outputs[cli] = JSON.parse(json.stdout);
+  }
+  assert.deepEqual(outputs.node, outputs.native);
+  assert.deepEqual(api, outputs.native);
+  assert.ok(api.operators.every((row) => row.source.length > 0));
+});
