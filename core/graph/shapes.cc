@@ -332,6 +332,28 @@ void Shapes::infer(const onnx::NodeProto& node) {
     Shape s = *x;
     for (size_t i = 0; i < s.size(); ++i) s[i] = scaled(s[i], (*scales)[i]);
     set(out, s);
+  } else if (op == "Split") {
+    if (!x) return;
+    int64_t axis = attr::get_int(node, "axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(x->size());
+    if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return;
+    auto a = static_cast<size_t>(axis);
+    // Sizes from the `split` input (opset 13) or attribute; else equal parts, the last one
+    // smaller when they do not divide evenly (opset 18's num_outputs).
+    auto sizes = opset_ >= 13 ? ints_of(1) : attr::get_ints(node, "split");
+    auto n = static_cast<int64_t>(node.output_size());
+    if (!sizes) {
+      int64_t d = (*x)[a];
+      int64_t chunk = d >= 0 ? (d + n - 1) / n : -1;
+      sizes = std::vector<int64_t>(static_cast<size_t>(n), chunk);
+      if (d >= 0) sizes->back() = d - chunk * (n - 1);
+    }
+    if (static_cast<int64_t>(sizes->size()) != n) return;
+    for (int i = 0; i < node.output_size(); ++i) {
+      Shape part = *x;
+      part[a] = (*sizes)[static_cast<size_t>(i)];
+      set(node.output(i), part);
+    }
   } else if (op == "Transpose") {
     if (!x) return;
     auto perm = attr::get_ints(node, "perm");

@@ -41,7 +41,10 @@ std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input,
     // At stride 1 the pads keep the size whatever it is; otherwise they depend on it.
     for (size_t i = 0; i < rank; ++i) {
       int64_t in = input && input->size() == rank + 2 ? (*input)[i + 2] : -1;
-      if (in < 0 && w.strides[i] != 1) return std::nullopt;
+      if (in < 0 && w.strides[i] != 1) {
+        w.pads_known = false;
+        continue;
+      }
       if (in < 0) in = 1;
       int64_t out = (in + w.strides[i] - 1) / w.strides[i];
       int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;

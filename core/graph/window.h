@@ -20,6 +20,9 @@ struct Window {
   std::vector<int64_t> pads;  // ONNX order: all begins, then all ends
   bool ceil_mode = false;
   std::string auto_pad = "NOTSET";
+  // False when auto_pad SAME at a stride over 1 meets an input whose size is not a known number:
+  // the pads depend on it, and `pads` holds zeros for those axes.
+  bool pads_known = true;
 
   size_t rank() const { return kernel.size(); }
   // pads == dilation * (kernel / 2) on every side: the padding that keeps the size at stride 1

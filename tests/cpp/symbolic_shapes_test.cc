@@ -190,3 +190,42 @@ TEST_CASE("a YOLO exported with a dynamic batch converts its SPPF blocks like th
   CHECK(applied(dynamic).contains("LatticeSPPFMaxPoolPattern:/sppf5/m/MaxPool"));
   CHECK(applied(dynamic).contains("LatticeSPPFMaxPoolPattern:/sppf3/m/MaxPool"));
 }
+
+TEST_CASE("auto_pad SAME at stride 2 on an input of unknown height: the pad-moving pattern refuses, naming it") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto& g = *m.mutable_graph();
+  test::set_input_shape(*g.add_input(), "x", {1, 2, 8, 8});
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("H");
+  g.add_output()->set_name("y");
+  *g.add_initializer() = test::float_tensor("w", {2, 2, 3, 3}, std::vector<float>(36, 0.1f));
+  auto& conv = test::add_node(g, "Conv", "conv", {"x", "w"}, {"c"});
+  auto* a = conv.add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("SAME_UPPER");
+  auto* s = conv.add_attribute();
+  s->set_name("strides");
+  s->set_type(onnx::AttributeProto::INTS);
+  s->add_ints(2);
+  s->add_ints(2);
+  auto& pool = test::add_node(g, "MaxPool", "pool", {"c"}, {"y"});
+  auto* k = pool.add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(2);
+  k->add_ints(2);
+  auto report = run(m, Options{});
+  auto it = std::find_if(report.matches.begin(), report.matches.end(),
+                         [](const MatchRecord& r) { return r.id == "LatticeStride2AsymPadConvMaxPoolPattern:conv"; });
+  REQUIRE(it != report.matches.end());
+  CHECK_FALSE(it->applied);
+  CHECK_THAT(it->reason, Contains("needs the height (auto_pad SAME_UPPER at stride 2 pads by it) (dimension 2) of 'x', "
+                                  "which is unknown (shape [1, 2, H, 8])"));
+  Options pinned;
+  pinned.input_shapes = {{"x", {1, 2, 8, 8}}};
+  auto fixed = run(m, pinned);
+  auto applied_fixed = applied(fixed);
+  CHECK(applied_fixed.contains("LatticeStride2AsymPadConvMaxPoolPattern:conv"));
+}

@@ -80,3 +80,18 @@ test('scale_shift: Conv -> Mul -> Add by per-channel constants folds and outputs
     t.diagnostic(`scale_shift ${output}: 3 folded, max |diff| / max |output| = ${(maxDiff / maxMag).toExponential(2)}`);
   }
 });
+
+for (const name of ['opset18_ir9', 'opset21_ir10']) {
+  test(`${name}: the new exporters' graph folds its BatchNorm and its Mul/Add and matches onnxruntime`, async (t) => {
+    const bytes = readFileSync(fixture(`${name}.onnx`));
+    const { model, report } = lattice.convert(bytes, FOLD_ONLY);
+    assert.deepEqual(report.matches.map((m) => [m.id, m.applied]),
+      [['ConvBatchNormFoldPattern:node_Conv_0', true], ['ConvScaleShiftFoldPattern:node_Conv_3', true]]);
+    assert.equal(report.output.op_counts.BatchNormalization ?? 0, 0);
+    const { outputs } = await compareOutputs(bytes, model);
+    for (const [output, { maxDiff, maxMag }] of Object.entries(outputs)) {
+      assert.ok(maxDiff <= 1e-5 * maxMag, `${output}: max |diff| ${maxDiff} > 1e-5 x ${maxMag}`);
+      t.diagnostic(`${name} ${output}: 2 folded, max |diff| / max |output| = ${(maxDiff / maxMag).toExponential(2)}`);
+    }
+  });
+}

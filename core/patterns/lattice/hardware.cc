@@ -112,7 +112,7 @@ bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
     int producer = ctx.view.producer(ctx.view.node(node).input(0));
     if (producer >= 0 && ctx.view.node(producer).op_type() == "Pad") return true;
   }
-  if (!w.pads_symmetric_same()) return false;
+  if (!w.pads_known || !w.pads_symmetric_same()) return false;
   for (const auto& accepted : ctx.target.conv_kernels) {
     if (accepted.size == k && std::find(accepted.strides.begin(), accepted.strides.end(), s) != accepted.strides.end()) {
       return true;
@@ -147,6 +147,16 @@ Result<int64_t> needed_dim(const MatchContext& ctx, const std::string& tensor, s
   return error("needs the {} (dimension {}) of '{}', which is unknown ({})", what, axis, tensor, known);
 }
 
+Status pads_resolved(const MatchContext& ctx, const std::string& input, const Window& w) {
+  if (w.pads_known) return ok_status();
+  for (size_t axis : {2, 3}) {
+    auto d = needed_dim(ctx, input, axis, fmt::format("{} (auto_pad {} at stride {} pads by it)", axis == 2 ? "height" : "width",
+                                                       w.auto_pad, w.strides[axis - 2]));
+    if (!d) return d.error();
+  }
+  return ok_status();
+}
+
 bool maxpool_canonical(const Window& w) {
   for (size_t i = 0; i < 2; ++i) {
     if (w.kernel[i] != kPoolKernel || w.strides[i] != kPoolStride || w.dilations[i] != 1) return false;
@@ -166,6 +176,10 @@ std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node)
     if (!conv) return "not a 2-D convolution with known weight shape";
     const Window& w = conv->window;
     if (w.dilations[0] != 1 || w.dilations[1] != 1) return fmt::format("dilation {} is not supported", tuple(w.dilations));
+    if (!w.pads_known) {
+      return fmt::format("its pads (auto_pad {} at stride {}) depend on the input's height and width, which are unknown",
+                         w.auto_pad, tuple(w.strides));
+    }
     if (!conv_accepted(ctx, node, *conv)) {
       return fmt::format("kernel {}, stride {}, pads {} are outside what the target accepts ({}; pads k/2)",
                          tuple(w.kernel), tuple(w.strides), tuple(w.pads), accepted_kernels(ctx.target));

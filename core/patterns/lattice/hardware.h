@@ -72,6 +72,10 @@ std::span<const HardwareOp> hardware_operators();
 std::string hardware_text();
 Json hardware_json();
 
+// The refusal of a graft that needs a window's pads, when auto_pad SAME at stride 2 leaves them
+// to the input's unknown height or width; ok when they are known.
+Status pads_resolved(const MatchContext& ctx, const std::string& input, const Window& w);
+
 // Why the target cannot run this node, or nullopt if it can.
 std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node);
 
