@@ -100,14 +100,29 @@ Shape Shapes::from_type(const onnx::TypeProto& type) {
     if (dim.has_dim_value()) {
       shape.push_back(dim.dim_value());
     } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
-      auto [it, added] = symbol_ids_.emplace(dim.dim_param(), -2 - static_cast<int64_t>(symbols_.size()));
-      if (added) symbols_.push_back(dim.dim_param());
-      shape.push_back(it->second);
+      shape.push_back(intern(dim.dim_param()));
     } else {
       shape.push_back(-1);
     }
   }
   return shape;
+}
+
+int64_t Shapes::intern(const std::string& name) {
+  auto [it, added] = symbol_ids_.emplace(name, -2 - static_cast<int64_t>(symbols_.size()));
+  if (added) symbols_.push_back(name);
+  return it->second;
+}
+
+int64_t Shapes::window_dim(const Window& w, size_t axis, int64_t in) {
+  int64_t out = window_output(w, axis, in);
+  const std::string* x = symbol(in);
+  if (out != -1 || !x || !w.pads_known) return out;
+  // floor((in + pads - extent) / s) + 1, and ceil(y / s) = floor((y + s - 1) / s), as one
+  // floor((in + a) / s). (ceil_mode's rule that the last window starts inside is left out.)
+  int64_t extent = (w.kernel[axis] - 1) * w.dilations[axis] + 1, s = w.strides[axis];
+  int64_t a = w.pads[axis] + w.pads[axis + w.rank()] - extent + s + (w.ceil_mode ? s - 1 : 0);
+  return intern(fmt::format("floor(({}{:+})/{})", *x, a, s));
 }
 
 const std::string* Shapes::symbol(int64_t dim) const {
@@ -211,7 +226,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
         }
       }
     } else {
-      for (size_t i = 0; i < win->rank(); ++i) s.push_back(window_output(*win, i, (*x)[i + 2]));
+      for (size_t i = 0; i < win->rank(); ++i) s.push_back(window_dim(*win, i, (*x)[i + 2]));
     }
     set(out, s);
     if (op == "MaxPool" && node.output_size() > 1) set(node.output(1), s);
@@ -249,10 +264,11 @@ void Shapes::infer(const onnx::NodeProto& node) {
     Shape s = *x;
     for (size_t i = 0; i < s.size(); ++i) {
       int64_t added = (*pads)[i] + (*pads)[i + s.size()];
+      const std::string* symbol_name = symbol(s[i]);
       if (s[i] >= 0) {
         s[i] += added;
       } else if (added != 0) {
-        s[i] = -1;
+        s[i] = symbol_name ? intern(fmt::format("{}{:+}", *symbol_name, added)) : -1;
       }
     }
     set(out, s);
@@ -375,7 +391,9 @@ bool same_shape(const Shape& a, const Shape& b) {
   return true;
 }
 
-std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes) {
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes, bool symbols) {
+  // Two sizes that cannot be the same: different numbers, or (asked for) different symbols.
+  auto differ = [&](int64_t a, int64_t b) { return a != b && ((a >= 0 && b >= 0) || (symbols && a < -1 && b < -1)); };
   const std::string& op = node.op_type();
   bool concat = op == "Concat";
   if (!concat && !broadcast_ops().contains(op)) return std::nullopt;
@@ -398,14 +416,14 @@ std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Sha
       int64_t axis = attr::get_int(node, "axis", 1);
       if (axis < 0) axis += static_cast<int64_t>(s->size());
       for (size_t d = 0; d < s->size(); ++d) {
-        if (static_cast<int64_t>(d) != axis && (*s)[d] >= 0 && (*first)[d] >= 0 && (*s)[d] != (*first)[d]) {
+        if (static_cast<int64_t>(d) != axis && differ((*s)[d], (*first)[d])) {
           return fmt::format("{} '{}' would join inputs of shapes {}", op, node.name(), describe());
         }
       }
     } else {
       for (size_t d = 1; d <= std::min(s->size(), first->size()); ++d) {
         int64_t x = (*s)[s->size() - d], y = (*first)[first->size() - d];
-        if (x >= 0 && y >= 0 && x != y && x != 1 && y != 1) {
+        if (differ(x, y) && x != 1 && y != 1) {
           return fmt::format("{} '{}' would combine inputs of shapes {}", op, node.name(), describe());
         }
       }

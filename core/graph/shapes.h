@@ -34,6 +34,12 @@ class Shapes {
   void infer(const onnx::NodeProto& node);
   void set(const std::string& name, Shape shape);
   Shape from_type(const onnx::TypeProto& type);
+  // The id of the symbol `name`, added to the table if new.
+  int64_t intern(const std::string& name);
+  // A window's output size; from a symbolic input, a symbol named by the size's expression
+  // ("floor((H+1)/2)"), so that two ways to the same size compare equal and a rewrite that
+  // changes it is seen.
+  int64_t window_dim(const Window& w, size_t axis, int64_t in);
   const onnx::TensorProto* constant(const std::string& name) const;
 
   const GraphView& view_;
@@ -56,6 +62,7 @@ bool same_shape(const Shape& a, const Shape& b);
 
 // A multi-input node whose inputs no longer fit together (Concat with different non-axis
 // dims, elementwise ops that cannot broadcast): the message names it and the shapes.
-std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes);
+// With `symbols`, two different symbols where the sizes must agree count as a conflict too.
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes, bool symbols = false);
 
 }  // namespace lattice
