@@ -1,5 +1,9 @@
 #include "core/audit.h"
 
+#include <algorithm>
+
+#include "core/activation_idioms.h"
+
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
 #include "core/onnx/domain.h"
@@ -39,12 +43,34 @@ void audit(const onnx::ModelProto& model, const Options& options, const GraphVie
   Shapes shapes(view, opset);
   const Target& target = *find_target(options.target);
   MatchContext ctx{view, shapes, opset, target};
+  const bool hardware = !target.conv_kernels.empty();
+
+  // An activation written as several nodes is reported whole, under its name, when any of its
+  // nodes is one the target cannot run.
+  std::vector<const ActivationIdiom*> idiom_of(static_cast<size_t>(view.size()), nullptr);
+  auto idioms = hardware ? find_activation_idioms(view) : std::vector<ActivationIdiom>{};
+  for (const auto& idiom : idioms) {
+    bool runs = std::none_of(idiom.nodes.begin(), idiom.nodes.end(), [&](int n) { return unsupported_reason(ctx, n); });
+    if (runs) continue;
+    for (int n : idiom.nodes) idiom_of[static_cast<size_t>(n)] = &idiom;
+  }
   for (int i = 0; i < view.size(); ++i) {
     const auto& node = view.node(i);
     if (node.op_type() == "BatchNormalization") {
-      report.unsupported.push_back({view.label(i), node.op_type(), unfolded_batch_norm_reason(view, i, options, report)});
-    } else if (!target.conv_kernels.empty()) {
-      if (auto reason = unsupported_reason(ctx, i)) report.unsupported.push_back({view.label(i), node.op_type(), *reason});
+      report.unsupported.push_back(
+          {view.label(i), node.op_type(), unfolded_batch_norm_reason(view, i, options, report), node.op_type(), {}});
+    } else if (const ActivationIdiom* idiom = idiom_of[static_cast<size_t>(i)]) {
+      std::vector<std::string> unit;
+      for (int n : idiom->nodes) unit.push_back(view.label(n));
+      std::string reason = idiom->nodes.size() == 1
+                               ? fmt::format("the accelerator has no {} activation", idiom->name)
+                               : fmt::format("part of a {} activation ({}), which the accelerator does not run",
+                                             idiom->name, idiom->form);
+      report.unsupported.push_back({view.label(i), node.op_type(), std::move(reason), idiom->name, std::move(unit)});
+    } else if (hardware) {
+      if (auto reason = unsupported_reason(ctx, i)) {
+        report.unsupported.push_back({view.label(i), node.op_type(), *reason, node.op_type(), {}});
+      }
     }
   }
 }

@@ -9,6 +9,7 @@
 #include "core/audit.h"
 #include "core/graph/operator_rules.h"
 #include "core/onnx/domain.h"
+#include "core/input_shapes.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/validate.h"
 #include "core/pattern/driver.h"
@@ -88,12 +89,15 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   if (!model) return model.error();
   report_progress("validate", 0.3);
   if (auto s = validate_model(*model); !s) return s.error();
+  report.input = ModelStats::of(*model, bytes.size());
+  // Pinned input shapes are what the analysis sees, the operator rules included.
+  auto pinned = pin_input_shapes(*model, options);
+  if (!pinned) return pinned.error();
   auto labels = GraphView::original_labels(model->graph());
   {
     GraphView view(model->graph(), &labels, model->ir_version());
     if (auto s = check_operator_rules(view, Shapes(view, default_opset(*model))); !s) return s.error();
   }
-  report.input = ModelStats::of(*model, bytes.size());
   report.timings_ms.load = clock.lap_ms();
 
   ProgressFn passes;
@@ -107,13 +111,15 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
 
-  // Nothing applied: the output is the input, byte for byte (SPEC section 5). A dry run reports
+  // Nothing changed: the output is the input, byte for byte (SPEC section 5). A dry run reports
   // the model it would write, without writing it.
+  // Pinned input shapes change the model even when no pattern applies.
+  const bool changed = report.any_applied() || *pinned;
   report.output = report.input;
   report_progress("save", kSaveStart);
-  if (report.any_applied() && options.dry_run) {
+  if (changed && options.dry_run) {
     report.output = ModelStats::of(*model, model->ByteSizeLong());
-  } else if (report.any_applied()) {
+  } else if (changed) {
     auto out = serialize_model(*model);
     if (!out) return out.error();
     report.output = ModelStats::of(*model, out->size());

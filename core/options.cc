@@ -1,5 +1,8 @@
 #include "core/options.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include <fmt/ranges.h>
 
 #include "core/pattern/registry.h"
@@ -16,6 +19,27 @@ Json Options::to_json() const {
       .set("dry_run", dry_run);
 }
 
+Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return error("--input-shape '{}' is not NAME:d0,d1,... (for example input:1,3,640,640)", text);
+  }
+  std::vector<int64_t> dims;
+  size_t start = colon + 1;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    std::string_view item(text.data() + start, comma - start);
+    int64_t d = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || d <= 0) {
+      return error("--input-shape '{}': '{}' is not a positive whole number", text, item);
+    }
+    dims.push_back(d);
+    start = comma + 1;
+  }
+  return std::pair{text.substr(0, colon), std::move(dims)};
+}
+
 Status check_options(const Options& options) {
   if (!find_target(options.target)) {
     std::vector<std::string_view> names;
@@ -29,6 +53,17 @@ Status check_options(const Options& options) {
         for (const auto* p : all_patterns()) names.push_back(p->name);
         return options_error("unknown pattern '{}' (known: {})", name, fmt::join(names, ", "));
       }
+    }
+  }
+  for (size_t i = 0; i < options.input_shapes.size(); ++i) {
+    const auto& [name, dims] = options.input_shapes[i];
+    if (name.empty()) return error("an input shape needs the graph input's name");
+    if (dims.empty()) return error("the input shape of '{}' has no dimensions", name);
+    for (auto d : dims) {
+      if (d <= 0) return error("the input shape of '{}' has dimension {}; dimensions are positive numbers", name, d);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (options.input_shapes[j].first == name) return error("the input shape of '{}' is given twice", name);
     }
   }
   return ok_status();

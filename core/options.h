@@ -1,6 +1,8 @@
 #pragma once
 // What the user asked for: the same options for the CLI flags, the Node API and the page.
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/util/json.h"
@@ -15,6 +17,8 @@ struct Options {
   std::vector<std::string> skip;          // pattern names
   std::vector<std::string> skip_matches;  // match ids
   bool dry_run = false;
+  // Graph input name -> the dims to analyse and write it with (an FPGA runs one input size).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
   // An id in skip_matches that matches nothing is an error (a typo would apply the match the
   // user meant to skip) unless this is set: the page keeps a user's skips across target
   // switches, where some ids no longer exist, and shows those as "no longer matched". Not part
@@ -23,6 +27,9 @@ struct Options {
 
   Json to_json() const;
 };
+
+// "NAME:1,3,640,640" (the name may itself hold ':'; the last one separates the dims).
+Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text);
 
 // Unknown target or pattern names are errors that list the known ones.
 Status check_options(const Options& options);

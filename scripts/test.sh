@@ -14,6 +14,7 @@ bash "$ROOT/scripts/build.sh" --test
 export ONNX_LATTICE_ZOO="$CACHE/zoo"
 log "fixture zoo in $ONNX_LATTICE_ZOO"
 /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" zoo "$ONNX_LATTICE_ZOO"
+/usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" twins "$ONNX_LATTICE_ZOO/twins"
 
 failed=0
 log "Catch2, native"

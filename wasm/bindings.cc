@@ -12,6 +12,7 @@
 #include "core/convert.h"
 #include "core/describe.h"
 #include "core/pattern/registry.h"
+#include "core/patterns/lattice/hardware.h"
 #include "core/util/utf8.h"
 
 namespace {
@@ -31,7 +32,29 @@ val copy_out(std::string_view bytes) {
       .call<val>("slice");
 }
 
-// Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches});
+// inputShapes: {NAME: [1, 3, 640, 640]}, each dimension a positive whole number.
+lattice::Status input_shapes(const val& v, lattice::Options& o) {
+  const char* wrong = "options.inputShapes must be an object of arrays of positive whole numbers, e.g. {input: [1, 3, 640, 640]}";
+  if (v.isNull() || v.typeOf().as<std::string>() != "object" || val::global("Array").call<bool>("isArray", v)) {
+    return lattice::options_error("{}", wrong);
+  }
+  for (const auto& name : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", v))) {
+    val dims = v[name];
+    if (!val::global("Array").call<bool>("isArray", dims)) return lattice::options_error("{}", wrong);
+    std::vector<int64_t> out;
+    for (const auto& d : emscripten::vecFromJSArray<val>(dims)) {
+      if (!val::global("Number").call<bool>("isSafeInteger", d) || d.as<double>() <= 0) {
+        return lattice::options_error("options.inputShapes.{} must be an array of positive whole numbers", name);
+      }
+      out.push_back(static_cast<int64_t>(d.as<double>()));
+    }
+    o.input_shapes.emplace_back(name, std::move(out));
+  }
+  return lattice::ok_status();
+}
+
+// Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches,
+// inputShapes});
 // anything absent takes the CLI's default, anything misspelt or mistyped is an error.
 lattice::Result<lattice::Options> options_from(const val& opts) {
   lattice::Options o;
@@ -64,10 +87,15 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       status = list(o.skip);
     } else if (key == "skipMatches") {
       status = list(o.skip_matches);
+    } else if (key == "inputShapes") {
+      status = input_shapes(v, o);
     } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
-      return lattice::options_error("unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, ignoreUnknownSkips)", key);
+      return lattice::options_error(
+          "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, inputShapes, "
+          "ignoreUnknownSkips)",
+          key);
     }
     if (!status) return status.error();
   }
@@ -123,6 +151,7 @@ val describe(const val& u8, const val& labels) {
 }
 
 std::string catalogue() { return lattice::catalogue_json().dump(); }
+std::string hardware() { return lattice::hardware_json().dump(); }
 std::string version() { return lattice::kToolVersion; }
 
 // The Node CLI's Host: `js` is an object of plain functions written in wasm/cli.mjs. Each
@@ -195,6 +224,7 @@ EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("convert", &convert);
   emscripten::function("describe", &describe);
   emscripten::function("catalogue", &catalogue);
+  emscripten::function("hardware", &hardware);
   emscripten::function("version", &version);
   emscripten::function("runCli", &run_cli);
 }

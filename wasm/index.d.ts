@@ -16,6 +16,9 @@ export interface ConvertOptions {
   skipMatches?: string[];
   /** Accept skipMatches ids that match nothing (as the page does across target switches). Default false. */
   ignoreUnknownSkips?: boolean;
+  /** Pinned input shapes, e.g. {input: [1, 3, 640, 640]}: used for the analysis and written into
+   *  the output's graph inputs. A pin contradicting a fixed dimension of the model is an error. */
+  inputShapes?: Record<string, number[]>;
   /** Called as each stage of the conversion starts (parse, validate, each pass, audit, save, done);
    *  `fraction` (0..1) is how much of the conversion is done. */
   onProgress?: (event: { stage: string; fraction: number }) => void;
@@ -75,9 +78,13 @@ export interface Report {
   };
   input: ModelStats;
   output: ModelStats;
+  /** The pinned input shapes (inputShapes / --input-shape); {} when none. */
+  input_shapes: Record<string, number[]>;
   matches: Match[];
   warnings: { match_id: string; pattern: string; node: string; message: string }[];
-  unsupported: { node: string; op_type: string; reason: string }[];
+  /** One entry per node. `group`: the activation idiom it is part of ('SiLU', 'HardSwish', ...)
+   *  or its op type; `unit`: for an idiom's nodes, all the nodes of that one activation. */
+  unsupported: { node: string; op_type: string; reason: string; group: string; unit?: string[] }[];
   timings_ms: { load: number; convert: number; save: number };
 }
 
@@ -106,6 +113,13 @@ export interface ConverterError extends Error {
   code: ErrorCode;
 }
 
+export interface Hardware {
+  follows: string;
+  targets: { name: Target; conv_kernels: string }[];
+  operators: { op: string; runs: boolean; condition: string; source: string; note: string }[];
+  otherwise: string;
+}
+
 export interface Converter {
   /** Converts a model. Throws a ConverterError naming what is wrong.
    *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
@@ -115,6 +129,8 @@ export interface Converter {
   /** The model's graph, inputs/outputs and card facts, for viewers. Throws for a model it cannot parse. */
   describe(bytes: Uint8Array | ArrayBuffer): ModelDescription;
   patterns(): Catalogue;
+  /** The hardware table: which operators the accelerator runs, each with its source. */
+  hardware(): Hardware;
   version: string;
 }
 

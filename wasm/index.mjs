@@ -1,4 +1,4 @@
-// The Node.js API: createConverter() -> { convert, inspect, describe, patterns, version }.
+// The Node.js API: createConverter() -> { convert, inspect, describe, patterns, hardware, version }.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -67,6 +67,7 @@ export async function createConverter() {
       return JSON.parse(result);
     },
     patterns: () => JSON.parse(module.catalogue()),
+    hardware: () => JSON.parse(module.hardware()),
     version: module.version(),
   };
 }

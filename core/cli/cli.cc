@@ -7,6 +7,7 @@
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
 #include "core/pattern/registry.h"
+#include "core/patterns/lattice/hardware.h"
 #include "core/report/summary.h"
 #include "core/util/utf8.h"
 
@@ -15,11 +16,13 @@ namespace {
 
 constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
                        [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
-                       [--report REPORT.json|-] [--dry-run] [--quiet]
+                       [--report REPORT.json|-] [--dry-run] [--quiet] [--input-shape NAME:1,3,640,640 ...]
 )";
 constexpr std::string_view kInspectUsage =
-    "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--json]\n";
+    "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--input-shape ...] [--json]\n";
 constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]\n";
+constexpr std::string_view kHardwareUsage =
+    "  onnx-lattice hardware [--json]        the hardware table, with the source of each row\n";
 constexpr std::string_view kExitStatus =
     "\nexit status: 0 success, 1 the model was rejected (nothing written), 2 usage error\n";
 
@@ -27,8 +30,9 @@ std::string usage(std::string_view command = "") {
   if (command == "convert") return fmt::format("usage:\n{}{}", kConvertUsage, kExitStatus);
   if (command == "inspect") return fmt::format("usage:\n{}{}", kInspectUsage, kExitStatus);
   if (command == "patterns") return fmt::format("usage:\n{}", kPatternsUsage);
-  return fmt::format("usage:\n{}{}{}  onnx-lattice --version | --help\n{}", kConvertUsage, kInspectUsage,
-                     kPatternsUsage, kExitStatus);
+  if (command == "hardware") return fmt::format("usage:\n{}", kHardwareUsage);
+  return fmt::format("usage:\n{}{}{}{}  onnx-lattice --version | --help\n{}", kConvertUsage, kInspectUsage,
+                     kPatternsUsage, kHardwareUsage, kExitStatus);
 }
 
 struct UsageError {
@@ -59,7 +63,7 @@ std::vector<std::string> split_list(const std::string& value) {
 std::optional<UsageError> parse(const std::vector<std::string>& args, Command& cmd) {
   if (args.empty()) return UsageError{"no command given"};
   cmd.name = args[0];
-  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "patterns") {
+  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "patterns" && cmd.name != "hardware") {
     return UsageError{fmt::format("unknown command '{}'", cmd.name)};
   }
   // Which flags each command takes; a flag listed with a value consumes the next argument.
@@ -98,17 +102,22 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
     } else if (flag == "--skip-match" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--skip-match needs match ids"};
       for (auto& id : split_list(*v)) cmd.options.skip_matches.push_back(id);
+    } else if (flag == "--input-shape" && (convert || inspect)) {
+      if (!(v = value())) return UsageError{"--input-shape needs NAME:d0,d1,..."};
+      auto pin = parse_input_shape(*v);
+      if (!pin) return UsageError{pin.error().message};
+      cmd.options.input_shapes.push_back(std::move(pin).value());
     } else if (flag == "--no-fold-bn" && !inline_value && (convert || inspect)) {
       cmd.options.fold_batch_norm = false;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {
       cmd.options.dry_run = true;
     } else if (flag == "--quiet" && !inline_value && (convert)) {
       cmd.quiet = true;
-    } else if (flag == "--json" && !inline_value && (inspect || cmd.name == "patterns")) {
+    } else if (flag == "--json" && !inline_value && (inspect || cmd.name == "patterns" || cmd.name == "hardware")) {
       cmd.json = true;
     } else if (flag.starts_with("-") && flag != "-") {
       return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
-    } else if (cmd.name != "patterns" && cmd.input.empty()) {
+    } else if ((convert || inspect) && cmd.input.empty()) {
       cmd.input = args[i];
     } else {
       return UsageError{fmt::format("unexpected argument '{}'", args[i])};
@@ -136,6 +145,10 @@ class Runner {
   int run() {
     if (cmd_.name == "patterns") {
       host_.out(cmd_.json ? catalogue_json().dump() : catalogue_text());
+      return kExitOk;
+    }
+    if (cmd_.name == "hardware") {
+      host_.out(cmd_.json ? hardware_json().dump() : hardware_text());
       return kExitOk;
     }
     // Where the outputs go is checked before the model is read: a wrong path is a usage error,

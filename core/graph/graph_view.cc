@@ -139,17 +139,55 @@ const onnx::TensorProto* GraphView::initializer(const std::string& name) const {
   return it == initializers_.end() ? nullptr : it->second;
 }
 
+namespace {
+
+bool is_op(const onnx::NodeProto& node, std::string_view op) { return node.op_type() == op && is_default_domain(node.domain()); }
+
+}  // namespace
+
 const onnx::TensorProto* GraphView::constant(const std::string& name) const {
-  if (is_overridable_input(name)) return nullptr;
-  if (const auto* init = initializer(name)) return init;
-  int p = producer(name);
-  if (p < 0) return nullptr;
-  const auto& node = *nodes_[p];
-  if (node.op_type() != "Constant" || !is_default_domain(node.domain())) return nullptr;
-  for (const auto& a : node.attribute()) {
-    if (a.name() == "value" && a.has_t()) return &a.t();
+  // An Identity chain ends at most size() nodes up; the bound also stops a (refused) cycle.
+  const std::string* tensor = &name;
+  for (int hops = 0; hops <= size(); ++hops) {
+    if (is_overridable_input(*tensor)) return nullptr;
+    if (const auto* init = initializer(*tensor)) return init;
+    int p = producer(*tensor);
+    if (p < 0) return nullptr;
+    const auto& node = *nodes_[p];
+    if (is_op(node, "Identity") && node.input_size() == 1) {
+      tensor = &node.input(0);
+      continue;
+    }
+    if (!is_op(node, "Constant")) return nullptr;
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "value" && a.has_t()) return &a.t();
+    }
+    return nullptr;
   }
   return nullptr;
+}
+
+std::string GraphView::describe(const std::string& name) const {
+  std::string text;
+  const std::string* tensor = &name;
+  for (int hops = 0; hops <= size(); ++hops) {
+    std::string what;
+    int p = producer(*tensor);
+    if (is_overridable_input(*tensor)) {
+      what = initializer(*tensor) ? fmt::format("graph input '{}' (an initializer that may be fed at run time)", *tensor)
+                                  : fmt::format("graph input '{}'", *tensor);
+    } else if (initializer(*tensor)) {
+      what = fmt::format("initializer '{}'", *tensor);
+    } else if (p < 0) {
+      what = fmt::format("'{}', which nothing writes", *tensor);
+    } else {
+      what = fmt::format("output of {} '{}'", node(p).op_type(), label(p));
+    }
+    text += hops == 0 ? what : ", which reads " + what;
+    if (p < 0 || !is_op(node(p), "Identity") || node(p).input_size() != 1) break;
+    tensor = &node(p).input(0);
+  }
+  return text;
 }
 
 }  // namespace lattice

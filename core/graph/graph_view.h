@@ -61,8 +61,13 @@ class GraphView {
   }
 
   // A constant tensor: an initializer that is not also a graph input (it could be overridden at
-  // run time then), or the `value` of a Constant node. nullptr otherwise.
+  // run time then), or the `value` of a Constant node, read directly or through a chain of
+  // Identity nodes (PyTorch's exporter reads a de-duplicated parameter as Identity(original)).
+  // nullptr otherwise.
   const onnx::TensorProto* constant(const std::string& name) const;
+  // What `name` is, for a message saying why it is not a constant: "graph input 'b'", "output of
+  // Relu 'r'", "output of Identity '/Identity_3', which reads graph input 'b'".
+  std::string describe(const std::string& name) const;
   const onnx::TensorProto* initializer(const std::string& name) const;
 
  private:

@@ -1,16 +1,40 @@
 #include "core/graph/rewriter.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/graph/shapes.h"
+#include "core/onnx/domain.h"
 #include "core/onnx/subgraph.h"
 
 namespace lattice {
 namespace {
+
+// A node whose inputs stop fitting together once the rewrite is made: numbers that differ, or
+// two different symbols where sizes must agree ([N, C, H, W] joined with [N, C, floor((H+1)/2),
+// ...]) -- the latter only if the graph did not join them already, so a graph that had them
+// keeps working and the rewrite that brings them is refused.
+template <typename After>
+std::optional<std::string> new_conflict(const onnx::NodeProto& node, const After& after, const Shapes& before) {
+  if (auto conflict = shape_conflict(node, after)) return conflict;
+  if (auto conflict = shape_conflict(node, after, true); conflict && !shape_conflict(node, before, true)) return conflict;
+  return std::nullopt;
+}
+
+// Whether a tensor's shape changes: a number, or a symbol (a draft interns into its base's
+// table, so equal symbols have equal ids).
+bool shape_changed(const Shape& before, const Shape& now) {
+  if (!same_shape(before, now)) return true;
+  for (size_t d = 0; d < before.size(); ++d) {
+    if (before[d] < -1 && now[d] != before[d]) return true;
+  }
+  return false;
+}
 
 // Moves `t` into the graph's initializers. Before IR 4 every initializer must also be a graph
 // input (onnx's checker refuses the model else), so one is listed for it too.
@@ -171,14 +195,14 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
   for (const auto* node : prospective) after_shapes.add_constant_node(*node);
   for (const auto* node : prospective) after_shapes.infer(*node);
   for (const auto* node : prospective) {
-    if (auto conflict = shape_conflict(*node, after_shapes)) return error("the result would not be valid: {}", *conflict);
+    if (auto conflict = new_conflict(*node, after_shapes, shapes)) return error("the result would not be valid: {}", *conflict);
   }
   std::vector<std::string> shape_changes;
   auto compare = [&](const std::string& name, std::string_view what) {
     const Shape *before = shapes.of(name), *now = after_shapes.of(name);
-    if (before && now && !same_shape(*before, *now)) {
-      shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name, format_shape(*before),
-                                          format_shape(*now)));
+    if (before && now && shape_changed(*before, *now)) {
+      shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name, format_shape(*before, &shapes),
+                                          format_shape(*now, &shapes)));
     }
   };
   // Tensors the rest of the graph reads: readers outside the matched chain.
@@ -199,20 +223,31 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
   graph.mutable_node()->Swap(&sorted);
   for (auto& t : r.initializers) add_initializer(graph, t, ir_version);
 
-  // Constants that only the removed nodes read are dropped, counting readers in subgraphs.
-  // Before IR 4 an initializer is also listed as a graph input; the two go together.
-  GraphView after(graph, nullptr, ir_version);
+  // Constants that only the removed nodes read are dropped, counting readers in subgraphs, and
+  // so are the Identity chains a constant was read through (PyTorch reads a de-duplicated
+  // parameter as Identity(original)), link by link. Before IR 4 an initializer is also listed as
+  // a graph input; the two go together.
+  auto after = std::make_unique<GraphView>(graph, nullptr, ir_version);
   auto dead = [&](const std::string& name) {
-    return read_by_removed.contains(name) && after.reader_count(name) == 0 && !after.is_overridable_input(name);
+    return read_by_removed.contains(name) && after->reader_count(name) == 0 && !after->is_overridable_input(name);
   };
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    filter(*graph.mutable_node(), [&](const onnx::NodeProto& n) {
+      bool constant = is_default_domain(n.domain()) &&
+                      (n.op_type() == "Constant" || (n.op_type() == "Identity" && n.input_size() == 1));
+      if (!constant || n.output_size() != 1 || !dead(n.output(0))) return true;
+      for (const auto& in : n.input()) read_by_removed.insert(in);
+      dropped = true;
+      return false;
+    });
+    if (dropped) after = std::make_unique<GraphView>(graph, nullptr, ir_version);
+  }
   filter(*graph.mutable_initializer(), [&](const onnx::TensorProto& t) { return !dead(t.name()); });
   filter(*graph.mutable_input(), [&](const onnx::ValueInfoProto& v) { return !dead(v.name()); });
-  filter(*graph.mutable_node(), [&](const onnx::NodeProto& n) {
-    return !(n.op_type() == "Constant" && n.output_size() == 1 && dead(n.output(0)));
-  });
   // value_info of tensors that no longer exist goes with them.
   filter(*graph.mutable_value_info(), [&](const onnx::ValueInfoProto& v) {
-    return after.producer(v.name()) >= 0 || after.initializer(v.name()) || after.is_graph_input(v.name());
+    return after->producer(v.name()) >= 0 || after->initializer(v.name()) || after->is_graph_input(v.name());
   });
   return shape_changes;
 }
@@ -233,6 +268,8 @@ void update_declared_shapes(onnx::GraphProto& graph, const Shapes& shapes) {
       auto* dim = fresh.add_dim();
       if ((*inferred)[i] >= 0) {
         dim->set_dim_value((*inferred)[i]);
+      } else if (const std::string* symbol = shapes.symbol((*inferred)[i])) {
+        dim->set_dim_param(*symbol);
       } else if (i < static_cast<size_t>(shape->dim_size()) && shape->dim(static_cast<int>(i)).has_dim_param()) {
         dim->set_dim_param(shape->dim(static_cast<int>(i)).dim_param());
       }
@@ -393,7 +430,7 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   std::map<uint64_t, std::string> old_conflicts;
   std::unordered_set<int> rechecked(affected.begin(), affected.end());
   for (int n : affected) {
-    if (auto conflict = shape_conflict(view.node(n), draft)) old_conflicts.emplace(view.order_[n], *conflict);
+    if (auto conflict = new_conflict(view.node(n), draft, *shapes_)) old_conflicts.emplace(view.order_[n], *conflict);
   }
   for (const auto& [key, conflict] : conflicts_) {
     int n = conflict.first;
@@ -404,16 +441,16 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
     return error("the result would not be valid: {}", old_conflicts.begin()->second);
   }
   for (const auto& n : r.nodes) {
-    if (auto conflict = shape_conflict(n, draft)) return error("the result would not be valid: {}", *conflict);
+    if (auto conflict = new_conflict(n, draft, *shapes_)) return error("the result would not be valid: {}", *conflict);
   }
   if (!old_conflicts.empty()) return error("the result would not be valid: {}", old_conflicts.begin()->second);
 
   Applied applied;
   auto compare = [&](const std::string& name, std::string_view what) {
     const Shape *before = shapes_->of(name), *now = draft.of(name);
-    if (before && now && !same_shape(*before, *now)) {
+    if (before && now && shape_changed(*before, *now)) {
       applied.shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name,
-                                                  format_shape(*before), format_shape(*now)));
+                                                  format_shape(*before, shapes_.get()), format_shape(*now, shapes_.get())));
     }
   };
   // Tensors the rest of the graph reads: readers outside the matched chain.
@@ -566,13 +603,23 @@ void Rewriter::drop_constant(const std::string& name) {
     gone = true;
   }
   int p = view.producer(name);
-  if (p >= 0 && view.node(p).op_type() == "Constant" && view.node(p).output_size() == 1) {
-    remove_node(p);
-    gone = true;
+  std::string read_through;  // what a dropped Identity link read: dead too if nothing else reads it
+  if (p >= 0 && is_default_domain(view.node(p).domain()) && view.node(p).output_size() == 1) {
+    const auto& node = view.node(p);
+    if (node.op_type() == "Identity" && node.input_size() == 1) read_through = node.input(0);
+    if (node.op_type() == "Constant" || !read_through.empty()) {
+      remove_node(p);
+      gone = true;
+    }
   }
   if (gone) {
     shapes_->forget(name);
     value_info_to_check_.insert(name);
+  }
+  // The Identity chains a constant was read through (PyTorch reads a de-duplicated parameter as
+  // Identity(original)) go link by link, as in the whole-graph path.
+  if (!read_through.empty() && view.reader_count(read_through) == 0 && !view.is_overridable_input(read_through)) {
+    drop_constant(read_through);
   }
 }
 

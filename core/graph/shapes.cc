@@ -15,18 +15,13 @@
 namespace lattice {
 namespace {
 
-Shape from_type(const onnx::TypeProto& type) {
-  Shape shape;
-  for (const auto& dim : type.tensor_type().shape().dim()) shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-  return shape;
-}
-
 bool has_shape(const onnx::ValueInfoProto& info) {
   return info.type().has_tensor_type() && info.type().tensor_type().has_shape();
 }
 
 int64_t product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
+  if (to == from + 1) return s[from];  // a symbol stays itself
   for (size_t i = from; i < to; ++i) {
     if (s[i] < 0) return -1;
     p *= s[i];
@@ -34,15 +29,22 @@ int64_t product(const Shape& s, size_t from, size_t to) {
   return p;
 }
 
-// numpy broadcasting; an unknown dim against 1 or an unknown stays unknown.
+// numpy broadcasting; a dim that is not a number against 1 or itself stays as it is, against
+// another unknown or symbol it is unknown.
 Shape broadcast(const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()), 1);
   for (size_t i = 0; i < out.size(); ++i) {
     int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
     int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    out[i] = x == 1 ? y : (y == 1 ? x : (x == y ? x : (x < 0 ? y : (y < 0 ? x : -1))));
+    out[i] = x == 1 ? y : (y == 1 ? x : (x == y ? x : (x < 0 && y < 0 ? -1 : (x < 0 ? y : (y < 0 ? x : -1)))));
   }
   return out;
+}
+
+// A dimension resized by `scale`: a symbol survives only a scale of 1.
+int64_t scaled(int64_t dim, double scale) {
+  if (dim < 0) return scale == 1.0 ? dim : -1;
+  return static_cast<int64_t>(std::floor(static_cast<double>(dim) * scale));
 }
 
 const std::unordered_set<std::string>& same_shape_ops() {
@@ -67,6 +69,7 @@ namespace {
 
 // Where inference reads and writes: the Shapes of a whole graph, or a ShapeDraft over them.
 struct ShapeAccess {
+  const Shapes& table;  // symbols: named dims are interned here, drafts included
   std::function<const Shape*(const std::string&)> of;
   std::function<const onnx::TensorProto*(const std::string&)> constant;
   std::function<void(const std::string&, Shape)> set;
@@ -75,6 +78,43 @@ struct ShapeAccess {
 void infer(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& access);
 
 }  // namespace
+
+Shape Shapes::from_type(const onnx::TypeProto& type) const {
+  Shape shape;
+  for (const auto& dim : type.tensor_type().shape().dim()) {
+    if (dim.has_dim_value()) {
+      shape.push_back(dim.dim_value());
+    } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
+      shape.push_back(intern(dim.dim_param()));
+    } else {
+      shape.push_back(-1);
+    }
+  }
+  return shape;
+}
+
+int64_t Shapes::intern(const std::string& name) const {
+  auto [it, added] = symbol_ids_.emplace(name, -2 - static_cast<int64_t>(symbols_.size()));
+  if (added) symbols_.push_back(name);
+  return it->second;
+}
+
+int64_t Shapes::window_dim(const Window& w, size_t axis, int64_t in) const {
+  int64_t out = window_output(w, axis, in);
+  const std::string* x = symbol(in);
+  if (out != -1 || !x || !w.pads_known) return out;
+  // floor((in + pads - extent) / s) + 1, and ceil(y / s) = floor((y + s - 1) / s), as one
+  // floor((in + a) / s). (ceil_mode's rule that the last window starts inside is left out.)
+  int64_t extent = (w.kernel[axis] - 1) * w.dilations[axis] + 1, s = w.strides[axis];
+  int64_t a = w.pads[axis] + w.pads[axis + w.rank()] - extent + s + (w.ceil_mode ? s - 1 : 0);
+  return intern(fmt::format("floor(({}{:+})/{})", *x, a, s));
+}
+
+const std::string* Shapes::symbol(int64_t dim) const {
+  if (dim >= -1) return nullptr;
+  auto i = static_cast<size_t>(-2 - dim);
+  return i < symbols_.size() ? &symbols_[i] : nullptr;
+}
 
 Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset) {
   const auto& g = view.graph();
@@ -91,7 +131,7 @@ Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset
   for (const auto& init : g.initializer()) {
     if (!view.is_overridable_input(init.name())) shapes_[init.name()] = Shape(init.dims().begin(), init.dims().end());
   }
-  ShapeAccess access{[this](const std::string& name) { return of(name); },
+  ShapeAccess access{*this, [this](const std::string& name) { return of(name); },
                      [this](const std::string& name) { return view_.constant(name); },
                      [this](const std::string& name, Shape shape) {
                        if (!name.empty()) shapes_[name] = std::move(shape);
@@ -174,7 +214,7 @@ std::vector<std::string> ShapeDraft::infer(const onnx::NodeProto& node) {
     const Shape* declared = base_.seed_of(o);
     shapes_[o] = declared ? std::optional<Shape>(*declared) : std::nullopt;
   }
-  ShapeAccess access{[this](const std::string& name) { return of(name); },
+  ShapeAccess access{base_, [this](const std::string& name) { return of(name); },
                      [this](const std::string& name) {
                        auto it = constants_.find(name);
                        return it != constants_.end() ? it->second : base_.view_.constant(name);
@@ -254,7 +294,7 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
         }
       }
     } else {
-      for (size_t i = 0; i < win->rank(); ++i) s.push_back(window_output(*win, i, (*x)[i + 2]));
+      for (size_t i = 0; i < win->rank(); ++i) s.push_back(access.table.window_dim(*win, i, (*x)[i + 2]));
     }
     access.set(out, s);
     if (op == "MaxPool" && node.output_size() > 1) access.set(node.output(1), s);
@@ -291,7 +331,13 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     if (!pads || pads->size() != 2 * x->size()) return;
     Shape s = *x;
     for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] >= 0) s[i] += (*pads)[i] + (*pads)[i + s.size()];
+      int64_t added = (*pads)[i] + (*pads)[i + s.size()];
+      const std::string* symbol_name = access.table.symbol(s[i]);
+      if (s[i] >= 0) {
+        s[i] += added;
+      } else if (added != 0) {
+        s[i] = symbol_name ? access.table.intern(fmt::format("{}{:+}", *symbol_name, added)) : -1;
+      }
     }
     access.set(out, s);
   } else if (op == "Concat") {
@@ -356,9 +402,7 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     if (op == "Upsample" && opset_ < 9) {
       if (const auto* a = attr::find(node, "scales")) {
         Shape s = *x;
-        for (int i = 0; i < a->floats_size() && i < static_cast<int>(s.size()); ++i) {
-          if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * a->floats(i)));
-        }
+        for (int i = 0; i < a->floats_size() && i < static_cast<int>(s.size()); ++i) s[i] = scaled(s[i], a->floats(i));
         access.set(out, s);
       }
       return;
@@ -370,10 +414,30 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     auto scales = floats_of(scales_at);
     if (!scales || scales->size() != x->size()) return;
     Shape s = *x;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * (*scales)[i]));
-    }
+    for (size_t i = 0; i < s.size(); ++i) s[i] = scaled(s[i], (*scales)[i]);
     access.set(out, s);
+  } else if (op == "Split") {
+    if (!x) return;
+    int64_t axis = attr::get_int(node, "axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(x->size());
+    if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return;
+    auto a = static_cast<size_t>(axis);
+    // Sizes from the `split` input (opset 13) or attribute; else equal parts, the last one
+    // smaller when they do not divide evenly (opset 18's num_outputs).
+    auto sizes = opset_ >= 13 ? ints_of(1) : attr::get_ints(node, "split");
+    auto n = static_cast<int64_t>(node.output_size());
+    if (!sizes) {
+      int64_t d = (*x)[a];
+      int64_t chunk = d >= 0 ? (d + n - 1) / n : -1;
+      sizes = std::vector<int64_t>(static_cast<size_t>(n), chunk);
+      if (d >= 0) sizes->back() = d - chunk * (n - 1);
+    }
+    if (static_cast<int64_t>(sizes->size()) != n) return;
+    for (int i = 0; i < node.output_size(); ++i) {
+      Shape part = *x;
+      part[a] = (*sizes)[static_cast<size_t>(i)];
+      access.set(node.output(i), part);
+    }
   } else if (op == "Transpose") {
     if (!x) return;
     auto perm = attr::get_ints(node, "perm");
@@ -400,7 +464,10 @@ bool same_shape(const Shape& a, const Shape& b) {
 namespace {
 
 template <typename ShapeTable>
-std::optional<std::string> conflict_in(const onnx::NodeProto& node, const ShapeTable& shapes) {
+std::optional<std::string> conflict_in(const onnx::NodeProto& node, const ShapeTable& shapes, const Shapes& symbols_of,
+                                       bool symbols) {
+  // Two sizes that cannot be the same: different numbers, or (asked for) different symbols.
+  auto differ = [&](int64_t a, int64_t b) { return a != b && ((a >= 0 && b >= 0) || (symbols && a < -1 && b < -1)); };
   const std::string& op = node.op_type();
   bool concat = op == "Concat";
   if (!concat && !broadcast_ops().contains(op)) return std::nullopt;
@@ -411,7 +478,7 @@ std::optional<std::string> conflict_in(const onnx::NodeProto& node, const ShapeT
   auto describe = [&] {
     std::string s;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      s += (i ? ", " : "") + (inputs[i] ? format_shape(*inputs[i]) : std::string("?"));
+      s += (i ? ", " : "") + (inputs[i] ? format_shape(*inputs[i], &symbols_of) : std::string("?"));
     }
     return s;
   };
@@ -423,14 +490,14 @@ std::optional<std::string> conflict_in(const onnx::NodeProto& node, const ShapeT
       int64_t axis = attr::get_int(node, "axis", 1);
       if (axis < 0) axis += static_cast<int64_t>(s->size());
       for (size_t d = 0; d < s->size(); ++d) {
-        if (static_cast<int64_t>(d) != axis && (*s)[d] >= 0 && (*first)[d] >= 0 && (*s)[d] != (*first)[d]) {
+        if (static_cast<int64_t>(d) != axis && differ((*s)[d], (*first)[d])) {
           return fmt::format("{} '{}' would join inputs of shapes {}", op, node.name(), describe());
         }
       }
     } else {
       for (size_t d = 1; d <= std::min(s->size(), first->size()); ++d) {
         int64_t x = (*s)[s->size() - d], y = (*first)[first->size() - d];
-        if (x >= 0 && y >= 0 && x != y && x != 1 && y != 1) {
+        if (differ(x, y) && x != 1 && y != 1) {
           return fmt::format("{} '{}' would combine inputs of shapes {}", op, node.name(), describe());
         }
       }
@@ -441,19 +508,25 @@ std::optional<std::string> conflict_in(const onnx::NodeProto& node, const ShapeT
 
 }  // namespace
 
-std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes) {
-  return conflict_in(node, shapes);
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes, bool symbols) {
+  return conflict_in(node, shapes, shapes, symbols);
 }
 
-std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const ShapeDraft& shapes) {
-  return conflict_in(node, shapes);
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const ShapeDraft& shapes, bool symbols) {
+  return conflict_in(node, shapes, shapes.base(), symbols);
 }
 
-std::string format_shape(const Shape& shape) {
+std::string format_dim(int64_t dim, const Shapes* shapes) {
+  if (dim >= 0) return fmt::format("{}", dim);
+  const std::string* name = shapes ? shapes->symbol(dim) : nullptr;
+  return name ? *name : "?";
+}
+
+std::string format_shape(const Shape& shape, const Shapes* shapes) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
-    s += shape[i] < 0 ? "?" : fmt::format("{}", shape[i]);
+    s += format_dim(shape[i], shapes);
   }
   return s + "]";
 }

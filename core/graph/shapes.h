@@ -1,8 +1,10 @@
 #pragma once
 // Tensor shapes for the ops the patterns look at (SPEC section 1), seeded from graph inputs,
-// initializers, Constant nodes and value_info. An inferred shape wins over a stale value_info;
-// dimensions that are symbolic or unknown stay -1. After a rewrite the Rewriter re-infers only
-// from the replaced nodes downstream, as far as shapes change (ShapeDraft).
+// initializers, Constant nodes and value_info. An inferred shape wins over a stale value_info.
+// A symbolic dimension (dim_param) stays that symbol where the op keeps it (a batch through
+// every layer, a height through a size-keeping Conv), so equal symbols compare equal; what
+// cannot be known is -1. After a rewrite the Rewriter re-infers only from the replaced nodes
+// downstream, as far as shapes change (ShapeDraft).
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +25,14 @@ class Shapes {
   const Shape* of(const std::string& name) const;
   // The shape if every dimension is a known number.
   const Shape* concrete(const std::string& name) const;
+  // The dim_param a symbolic dimension stands for; nullptr for numbers and -1.
+  const std::string* symbol(int64_t dim) const;
+  // The id of the symbol `name`, added to the table if new.
+  int64_t intern(const std::string& name) const;
+  // A window's output size; from a symbolic input, a symbol named by the size's expression
+  // ("floor((H+1)/2)"), so that two ways to the same size compare equal and a rewrite that
+  // changes it is seen.
+  int64_t window_dim(const Window& w, size_t axis, int64_t in) const;
 
   // For the Rewriter, which keeps the shapes current instead of inferring them anew: takes the
   // draft's entries, adds a new initializer's shape, forgets a tensor that no longer exists.
@@ -34,11 +44,15 @@ class Shapes {
   friend class ShapeDraft;
   // What the graph declares for a node's output before inference: value_info, outputs, inputs.
   const Shape* seed_of(const std::string& name) const;
+  Shape from_type(const onnx::TypeProto& type) const;
 
   const GraphView& view_;
   int64_t opset_;
   std::unordered_map<std::string, Shape> seeds_;   // declared shapes
   std::unordered_map<std::string, Shape> shapes_;  // declared, initializers', then inferred
+  // Symbol -2 - i is symbols_[i]. Interning a name changes no shape, so drafts intern here too.
+  mutable std::vector<std::string> symbols_;
+  mutable std::unordered_map<std::string, int64_t> symbol_ids_;
 };
 
 // The shapes a rewrite would give, without touching the Shapes it starts from: the new nodes'
@@ -52,6 +66,7 @@ class ShapeDraft {
   // Infers the node's outputs afresh; returns those whose shape differs from the base's.
   std::vector<std::string> infer(const onnx::NodeProto& node);
   const Shape* of(const std::string& name) const;
+  const Shapes& base() const { return base_; }
 
  private:
   friend class Shapes;
@@ -60,15 +75,18 @@ class ShapeDraft {
   std::unordered_map<std::string, std::optional<Shape>> shapes_;  // nullopt: no shape
 };
 
-// "[1, 3, 224, 224]", "?" for an unknown dimension.
-std::string format_shape(const Shape& shape);
+// "[batch, 3, 224, 224]": a symbol by its name when `shapes` is given, "?" for an unknown dimension.
+std::string format_shape(const Shape& shape, const Shapes* shapes = nullptr);
+// "batch", "3" or "?": one dimension as format_shape writes it.
+std::string format_dim(int64_t dim, const Shapes* shapes = nullptr);
 
-// Whether two shapes may be the same tensor's: equal rank, and equal wherever both are known.
+// Whether two shapes may be the same tensor's: equal rank, and equal wherever both are numbers.
 bool same_shape(const Shape& a, const Shape& b);
 
 // A multi-input node whose inputs no longer fit together (Concat with different non-axis
 // dims, elementwise ops that cannot broadcast): the message names it and the shapes.
-std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes);
-std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const ShapeDraft& shapes);
+// With `symbols`, two different symbols where the sizes must agree count as a conflict too.
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes, bool symbols = false);
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const ShapeDraft& shapes, bool symbols = false);
 
 }  // namespace lattice

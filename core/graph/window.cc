@@ -38,10 +38,14 @@ std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input,
     w.pads.assign(2 * rank, 0);
   } else if ((w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") && node.op_type() != "ConvTranspose") {
     // out = ceil(in / stride); the odd pad goes to the end (UPPER) or the beginning (LOWER).
-    if (!input || input->size() != rank + 2) return std::nullopt;
+    // At stride 1 the pads keep the size whatever it is; otherwise they depend on it.
     for (size_t i = 0; i < rank; ++i) {
-      int64_t in = (*input)[i + 2];
-      if (in < 0) return std::nullopt;
+      int64_t in = input && input->size() == rank + 2 ? (*input)[i + 2] : -1;
+      if (in < 0 && w.strides[i] != 1) {
+        w.pads_known = false;
+        continue;
+      }
+      if (in < 0) in = 1;
       int64_t out = (in + w.strides[i] - 1) / w.strides[i];
       int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
       int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + extent - in);
@@ -54,8 +58,8 @@ std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input,
 }
 
 int64_t window_output(const Window& w, size_t axis, int64_t in) {
-  if (in < 0) return -1;
   int64_t extent = (w.kernel[axis] - 1) * w.dilations[axis] + 1;
+  if (in < 0) return w.strides[axis] == 1 && w.pads[axis] + w.pads[axis + w.rank()] == extent - 1 ? in : -1;
   int64_t span = in + w.pads[axis] + w.pads[axis + w.rank()] - extent;
   if (span < 0) return -1;
   int64_t s = w.strides[axis];

@@ -10,13 +10,19 @@
 
 namespace lattice {
 
-using Shape = std::vector<int64_t>;  // -1: a dimension that is not a known number
+// A dimension is a number (>= 0), -1 when nothing is known of it, or a symbol (a dim_param such
+// as "batch") encoded as a negative id below -1 from the model's symbol table (Shapes), so that
+// equal symbols compare equal. Every test `d < 0` reads "not a known number".
+using Shape = std::vector<int64_t>;
 
 struct Window {
   std::vector<int64_t> kernel, strides, dilations;
   std::vector<int64_t> pads;  // ONNX order: all begins, then all ends
   bool ceil_mode = false;
   std::string auto_pad = "NOTSET";
+  // False when auto_pad SAME at a stride over 1 meets an input whose size is not a known number:
+  // the pads depend on it, and `pads` holds zeros for those axes.
+  bool pads_known = true;
 
   size_t rank() const { return kernel.size(); }
   // pads == dilation * (kernel / 2) on every side: the padding that keeps the size at stride 1
@@ -28,7 +34,8 @@ struct Window {
 // nullopt when the kernel is not known (no kernel_shape and no weight shape).
 std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input, const Shape* weight);
 
-// Output size along one spatial axis of a pooling or convolution window; -1 if `in` is unknown.
+// Output size along one spatial axis of a pooling or convolution window; -1 if `in` is not a
+// number, except that a size-keeping window (stride 1, pads filling the extent) keeps a symbol.
 int64_t window_output(const Window& w, size_t axis, int64_t in);
 
 }  // namespace lattice

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "core/patterns/fold/conv_bn.h"
+#include "core/patterns/fold/conv_scale_shift.h"
 #include "core/patterns/lattice/patterns.h"
 
 namespace lattice {
@@ -11,7 +12,7 @@ std::span<const Pattern* const> all_patterns() {
   static const std::vector<const Pattern*> patterns{
       &sppf_maxpool_pattern(), &sppf_maxpool_advanced_pattern(), &stride2_asym_pad_conv_maxpool_pattern(),
       &stride2_conv_bn_relu_pattern(), &maxpool2d_pattern(), &global_avg_pool_pattern(), &conv2d_pattern(),
-      &conv_batch_norm_fold_pattern()};
+      &conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern()};
   return patterns;
 }
 

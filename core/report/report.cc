@@ -65,13 +65,18 @@ Json Report::to_json() const {
   }
   Json unsupported_json = Json::array();
   for (const auto& u : unsupported) {
-    unsupported_json.push(Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", printable(u.reason)));
+    Json row = Json::object().set("node", u.node).set("op_type", u.op_type).set("reason", printable(u.reason)).set("group", u.group);
+    if (!u.unit.empty()) row.set("unit", Json::array_of(u.unit));
+    unsupported_json.push(std::move(row));
   }
+  Json input_shapes = Json::object();
+  for (const auto& [name, dims] : options.input_shapes) input_shapes.set(name, Json::array_of(dims));
   return Json::object()
       .set("schema", kReportSchema)
       .set("tool", Json::object().set("name", kToolName).set("version", kToolVersion))
       .set("target", options.target)
       .set("options", options.to_json())
+      .set("input_shapes", std::move(input_shapes))
       .set("input", stats_json(input))
       .set("output", stats_json(output))
       .set("matches", std::move(matches_json))

@@ -51,6 +51,11 @@ struct Unsupported {
   std::string node;
   std::string op_type;
   std::string reason;
+  // The activation idiom the node is part of ("SiLU"), else its op type: what the summary and
+  // the page group by.
+  std::string group;
+  // For an idiom's nodes: all the nodes of that one activation, in graph order.
+  std::vector<std::string> unit;
 };
 
 struct Timings {

@@ -1,6 +1,9 @@
 #include "core/report/summary.h"
 
+#include <map>
 #include <set>
+
+#include <fmt/ranges.h>
 
 #include "core/util/utf8.h"
 
@@ -28,6 +31,46 @@ std::string op_count_changes(const ModelStats& in, const ModelStats& out) {
   return text.empty() ? "unchanged" : text;
 }
 
+// "a, b, c and 4 more": enough names to find the nodes without a wall of them.
+std::string some_of(const std::vector<std::string>& items) {
+  constexpr size_t kShown = 4;
+  std::string text;
+  for (size_t i = 0; i < items.size() && i < kShown; ++i) text += (i ? "; " : "") + items[i];
+  if (items.size() > kShown) text += fmt::format(" and {} more", items.size() - kShown);
+  return text;
+}
+
+// The audit grouped by what the user would change: one line per group (activation idiom or op)
+// and reason, with counts, then a few of its nodes (an idiom's as whole units).
+std::string audit_by_group(const std::vector<Unsupported>& unsupported) {
+  struct Group {
+    size_t nodes = 0;
+    std::vector<std::string> items;  // node names, or one "a + b" per activation unit
+  };
+  std::vector<std::pair<std::string, std::string>> order;  // (group, reason), first seen first
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  for (const auto& u : unsupported) {
+    auto key = std::make_pair(u.group, u.reason);
+    auto [it, added] = groups.try_emplace(key);
+    if (added) order.push_back(key);
+    ++it->second.nodes;
+    if (u.unit.empty()) {
+      it->second.items.push_back(u.node);
+    } else if (u.unit.front() == u.node) {
+      it->second.items.push_back(fmt::format("{}", fmt::join(u.unit, " + ")));
+    }
+  }
+  std::string s;
+  for (const auto& key : order) {
+    const Group& g = groups.at(key);
+    bool units = g.items.size() != g.nodes;
+    std::string count = units ? fmt::format("{} x {} ({} nodes)", key.first, g.items.size(), g.nodes)
+                              : fmt::format("{} x {}", key.first, g.nodes);
+    s += fmt::format("  {}: {}\n      {}\n", printable(count), printable(key.second), printable(some_of(g.items)));
+  }
+  return s;
+}
+
 }  // namespace
 
 // Every name and message goes through printable(): one line each, whatever the model holds.
@@ -38,6 +81,9 @@ std::string format_summary(const Report& r, const std::string& input_name, const
                    r.options.fold_batch_norm ? "on" : "off", r.options.dry_run ? ", dry run" : "");
   s += fmt::format("input   {} ({})\n", p(input_name), describe_model(r.input));
   if (!output_name.empty()) s += fmt::format("output  {} ({})\n", p(output_name), describe_model(r.output));
+  for (const auto& [name, dims] : r.options.input_shapes) {
+    s += fmt::format("pinned  {}: [{}]\n", p(name), fmt::join(dims, ", "));
+  }
   s += fmt::format("ops     {}\n", p(op_count_changes(r.input, r.output)));
 
   size_t applied = 0;
@@ -49,8 +95,9 @@ std::string format_summary(const Report& r, const std::string& input_name, const
   }
   s += fmt::format("\nwarnings ({})\n", r.warnings.size());
   for (const auto& w : r.warnings) s += fmt::format("  {}\n", p(w.message));
-  s += fmt::format("\nunsupported on {} ({})\n", r.options.target, r.unsupported.size());
-  for (const auto& u : r.unsupported) s += fmt::format("  {} ({}): {}\n", p(u.node), p(u.op_type), p(u.reason));
+  s += fmt::format("\nunsupported on {} ({} node{})\n", r.options.target, r.unsupported.size(),
+                   r.unsupported.size() == 1 ? "" : "s");
+  s += audit_by_group(r.unsupported);
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include "core/convert.h"
 #include "core/graph/shapes.h"
@@ -11,6 +12,7 @@
 #include "core/onnx/validate.h"
 #include "core/onnx/domain.h"
 #include "core/pattern/registry.h"
+#include "core/patterns/lattice/hardware.h"
 #include "converted.h"
 
 using namespace lattice;
@@ -265,7 +267,7 @@ TEST_CASE("the audit names dilation and the activations the accelerator lacks") 
   CHECK(dil->reason == "dilation (2, 2) is not supported");
   auto sample = convert_fixture("sample.onnx");
   REQUIRE(sample.report.unsupported.size() == 2);
-  CHECK(sample.report.unsupported[0].reason == "the accelerator has no Sigmoid activation");
+  CHECK(sample.report.unsupported[0].reason == "part of a SiLU activation (x*Sigmoid(x)), which the accelerator does not run");
 }
 
 TEST_CASE("converting any fixture's output again matches nothing, for both Lattice targets") {
@@ -291,8 +293,24 @@ TEST_CASE("the patterns catalogue lists every pattern in registry order with its
   for (const char* name : {"LatticeSPPFMaxPoolPattern", "LatticeSPPFMaxPoolAdvancedPattern",
                            "LatticeStride2AsymPadConvMaxPoolPattern", "LatticeStride2ConvBnReLUPattern",
                            "LatticeMaxPool2dPattern", "LatticeGlobalAvgPoolPattern", "LatticeConv2dPattern",
-                           "ConvBatchNormFoldPattern"}) {
+                           "ConvBatchNormFoldPattern", "ConvScaleShiftFoldPattern"}) {
     CHECK_THAT(json, Contains(name));
   }
   CHECK(json.find("LatticeSPPFMaxPoolPattern") < json.find("LatticeConv2dPattern"));
+}
+
+TEST_CASE("the hardware table gives every row a source and drives the audit") {
+  const std::set<std::string_view> sources{"seed (Embedl Deploy's Lattice conversions)",
+                                           "Embedl Deploy docs (Lattice backend: Conv2d, MaxPool2d, AdaptiveAvgPool2d, LeakyReLU)",
+                                           "Lattice sensAI guide FPGA-UG-02228", "assumed"};
+  for (const auto& row : hardware_operators()) {
+    INFO(row.op);
+    CHECK(sources.contains(row.source));
+  }
+  auto json = hardware_json().dump(false);
+  CHECK_THAT(json, Contains("{\"op\":\"Mul\",\"runs\":false,\"condition\":\"\",\"source\":\"Lattice sensAI guide FPGA-UG-02228\""));
+  CHECK_THAT(hardware_text(), Contains("Relu                 runs\n"));
+  // A row that runs is never in the audit; a row that does not is, in its words.
+  auto sample = convert_fixture("odd_convs.onnx");
+  for (const auto& u : sample.report.unsupported) CHECK(u.op_type != "Relu");
 }

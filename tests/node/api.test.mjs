@@ -76,3 +76,18 @@ test('an ArrayBuffer and a Buffer slice are accepted as input', () => {
   assert.deepEqual(Buffer.from(lattice.convert(copy, options).model), file);
   assert.deepEqual(Buffer.from(lattice.convert(file, options).model), file);
 });
+
+test('inputShapes pins a graph input: analysed and written with those dims, recorded in the report', () => {
+  const bytes = readFileSync(fixture('yolo_dynamic_batch.onnx'));
+  const { model, report } = lattice.convert(bytes, { target: 'none', foldBatchNorm: false, inputShapes: { input: [1, 3, 64, 64] } });
+  assert.deepEqual(report.input_shapes, { input: [1, 3, 64, 64] });
+  assert.ok(!Buffer.from(model).equals(bytes), 'the pinned model is written, not the input');
+  const again = lattice.convert(model, { target: 'none', foldBatchNorm: false, inputShapes: { input: [1, 3, 64, 64] } });
+  assert.ok(Buffer.from(again.model).equals(Buffer.from(model)), 'pinning a pinned model changes nothing');
+  assert.deepEqual(lattice.convert(bytes, { target: 'none' }).report.input_shapes, {});
+  assert.throws(() => lattice.convert(bytes, { inputShapes: { input: [2, 3, 32, 64] } }),
+    (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' &&
+      /--input-shape input:2,3,32,64 contradicts graph input 'input' \[N, 3, 64, 64\]: its dimension 2 is fixed at 64/.test(e.message));
+  assert.throws(() => lattice.convert(bytes, { inputShapes: { input: [1, 3, 64.5, 64] } }), /inputShapes.input must be an array of positive whole numbers/);
+  assert.throws(() => lattice.convert(bytes, { inputShapes: [[1, 3]] }), /options.inputShapes must be an object/);
+});

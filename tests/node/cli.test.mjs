@@ -124,3 +124,39 @@ test('a rejected model leaves an existing output file untouched', () => {
     assert.equal(readFileSync(out, 'utf8'), 'previous content');
   }
 });
+
+test('--input-shape pins an input in both CLIs, byte for byte alike; a bad one is a usage error', () => {
+  const out = {};
+  for (const [cli, run] of Object.entries(CLIS)) {
+    const model = join(dir, `${cli}-pinned.onnx`);
+    const r = run(['convert', fixture('yolo_dynamic_batch.onnx'), '-o', model, '--input-shape', 'input:1,3,64,64']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /pinned {2}input: \[1, 3, 64, 64\]/);
+    out[cli] = readFileSync(model);
+    const bad = run(['inspect', fixture('yolo_dynamic_batch.onnx'), '--input-shape', 'input:1,3,x,64']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /'x' is not a positive whole number/);
+    // The pin, not the model, is at fault: a usage error too, as an unknown --skip-match id is.
+    const contradicting = run(['inspect', fixture('yolo_dynamic_batch.onnx'), '--input-shape', 'input:1,3,32,64']);
+    assert.equal(contradicting.status, 2);
+    assert.match(contradicting.stderr, /contradicts graph input 'input' \[N, 3, 64, 64\]: its dimension 2 is fixed at 64/);
+  }
+  assert.ok(out.node.equals(out.native));
+});
+
+test('hardware prints the table with its sources, the same in both CLIs and the Node API', async () => {
+  const { createConverter } = await import('../../wasm/index.mjs');
+  const api = (await createConverter()).hardware();
+  const outputs = {};
+  for (const [cli, run] of Object.entries(CLIS)) {
+    const text = run(['hardware']);
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /Mul {18}no\n {26}source: Lattice sensAI guide FPGA-UG-02228 — Multiply as a standalone layer is not supported on the FPGA\n/);
+    const json = run(['hardware', '--json']);
+    assert.equal(json.status, 0, json.stderr);
+    outputs[cli] = JSON.parse(json.stdout);
+  }
+  assert.deepEqual(outputs.node, outputs.native);
+  assert.deepEqual(api, outputs.native);
+  assert.ok(api.operators.every((row) => row.source.length > 0));
+});

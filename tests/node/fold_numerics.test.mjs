@@ -13,7 +13,7 @@ const lattice = await createConverter();
 const FOLD_ONLY = { target: 'none' };
 
 const models = [
-  ...['conv_bn_relu', 'conv_bn_opset7', 'conv_bn_opset15', 'conv_bn_opset17', 'resnet_stem', 'resnet_stem_opset9', 'linear_bn', 'grouped_decoder', 'shared_weight', 'sample']
+  ...['conv_bn_relu', 'conv_bn_opset7', 'conv_bn_opset15', 'conv_bn_opset17', 'resnet_stem', 'resnet_stem_opset9', 'linear_bn', 'grouped_decoder', 'shared_weight', 'sample', 'identity_shared']
     .map((name) => [name, fixture(`${name}.onnx`)]),
   ...['resnet18', 'resnet50', 'mobilenet_v2', 'mobilenet_v3_small', 'efficientnet_b0', 'densenet121', 'googlenet',
     'regnet_x_400mf'].map((name) => [name, join(ZOO, `${name}.onnx`)]),
@@ -58,3 +58,40 @@ test('two conversions of the same model give identical bytes', () => {
   const a = lattice.convert(bytes, FOLD_ONLY).model, b = lattice.convert(bytes, FOLD_ONLY).model;
   assert.ok(Buffer.from(a).equals(Buffer.from(b)));
 });
+
+test('a BatchNorm whose bias is read through Identity folds while the first block, which shares it, keeps its own', async () => {
+  const bytes = readFileSync(fixture('identity_shared.onnx'));
+  const { model, report } = lattice.convert(bytes, { ...FOLD_ONLY, skipMatches: ['ConvBatchNormFoldPattern:/conv1/Conv'] });
+  assert.deepEqual(report.matches.map((m) => [m.id, m.applied]),
+    [['ConvBatchNormFoldPattern:/conv1/Conv', false], ['ConvBatchNormFoldPattern:/conv2/Conv', true]]);
+  const { outputs } = await compareOutputs(bytes, model);
+  for (const { maxDiff, maxMag } of Object.values(outputs)) assert.ok(maxDiff <= 1e-5 * maxMag, `${maxDiff} > 1e-5 x ${maxMag}`);
+});
+
+test('scale_shift: Conv -> Mul -> Add by per-channel constants folds and outputs match onnxruntime within float rounding', async (t) => {
+  const bytes = readFileSync(fixture('scale_shift.onnx'));
+  const { model, report } = lattice.convert(bytes, FOLD_ONLY);
+  assert.deepEqual(report.matches.map((m) => [m.pattern, m.applied]), Array(3).fill(['ConvScaleShiftFoldPattern', true]));
+  assert.equal(report.output.op_counts.Add ?? 0, 0);
+  assert.equal(report.output.op_counts.Mul, 1, 'the Mul along the width stays');
+  const { outputs } = await compareOutputs(bytes, model);
+  for (const [output, { maxDiff, maxMag }] of Object.entries(outputs)) {
+    assert.ok(maxDiff <= 1e-5 * maxMag, `${output}: max |diff| ${maxDiff} > 1e-5 x ${maxMag}`);
+    t.diagnostic(`scale_shift ${output}: 3 folded, max |diff| / max |output| = ${(maxDiff / maxMag).toExponential(2)}`);
+  }
+});
+
+for (const name of ['opset18_ir9', 'opset21_ir10']) {
+  test(`${name}: the new exporters' graph folds its BatchNorm and its Mul/Add and matches onnxruntime`, async (t) => {
+    const bytes = readFileSync(fixture(`${name}.onnx`));
+    const { model, report } = lattice.convert(bytes, FOLD_ONLY);
+    assert.deepEqual(report.matches.map((m) => [m.id, m.applied]),
+      [['ConvBatchNormFoldPattern:node_Conv_0', true], ['ConvScaleShiftFoldPattern:node_Conv_3', true]]);
+    assert.equal(report.output.op_counts.BatchNormalization ?? 0, 0);
+    const { outputs } = await compareOutputs(bytes, model);
+    for (const [output, { maxDiff, maxMag }] of Object.entries(outputs)) {
+      assert.ok(maxDiff <= 1e-5 * maxMag, `${output}: max |diff| ${maxDiff} > 1e-5 x ${maxMag}`);
+      t.diagnostic(`${name} ${output}: 2 folded, max |diff| / max |output| = ${(maxDiff / maxMag).toExponential(2)}`);
+    }
+  });
+}

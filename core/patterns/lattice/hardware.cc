@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <set>
 
 #include <fmt/ranges.h>
 
@@ -15,22 +14,64 @@
 namespace lattice {
 namespace {
 
+// Where a row's facts come from. Where the sources disagree, the target follows the seed (the
+// Embedl Deploy Lattice backend), and the row says so.
+constexpr std::string_view kSeed = "seed (Embedl Deploy's Lattice conversions)";
+constexpr std::string_view kEmbedl = "Embedl Deploy docs (Lattice backend: Conv2d, MaxPool2d, AdaptiveAvgPool2d, LeakyReLU)";
+constexpr std::string_view kSensai = "Lattice sensAI guide FPGA-UG-02228";
+constexpr std::string_view kAssumed = "assumed";
 
-
-// Operators the accelerator runs as they are (Conv and MaxPool are checked by their window;
-// an unfolded BatchNormalization is reported by the BatchNorm audit).
-const std::set<std::string_view>& plain_ops() {
-  static const std::set<std::string_view> ops{"Constant", "Relu",    "Clip",     "LeakyRelu", "Add",     "Concat",
-                                              "GlobalAveragePool", "Flatten", "Reshape", "Gemm",
-                                              "MatMul",  "Identity", "Dropout",   "Pad",     "Resize",
-                                              "Upsample"};
-  return ops;
+// The operator table: what the accelerator runs as it is (Conv and MaxPool within their
+// windows), and what it does not, each with its source.
+const std::vector<HardwareOp>& operator_table() {
+  static const std::vector<HardwareOp> table{
+      {"Conv", true, "the target's kernels and strides, pads k/2, no dilation", kSeed, "", false},
+      {"MaxPool", true, "2x2, stride 2, no padding", kSeed, "Embedl Deploy: MaxPool2d", false},
+      {"GlobalAveragePool", true, "", kEmbedl, "sensAI guide: GlobalAveragePooling2D", false},
+      {"LeakyRelu", true, "", kEmbedl, "", false},
+      {"Relu", true, "", kSensai, "ReLU", false},
+      {"Clip", true, "as ReLU6", kAssumed, "", false},
+      {"Add", true, "", kSensai, "Add", false},
+      {"Concat", true, "", kSensai, "Concatenate", false},
+      {"Flatten", true, "", kSensai, "Flatten", false},
+      {"Reshape", true, "", kSensai, "Reshape", false},
+      {"Gemm", true, "", kSensai, "Dense, GEMM", false},
+      {"MatMul", true, "", kSensai, "Dense", false},
+      {"Resize", true, "mode nearest", kSensai,
+       "nearest UpSampling/Resizing; the guide also lists bilinear, which the target does not assume", false},
+      {"Upsample", true, "mode nearest", kSensai, "as Resize", false},
+      {"Pad", true, "", kSeed, "emitted by the stride-2 pattern", false},
+      {"Identity", true, "", kAssumed, "no computation at inference", false},
+      {"Dropout", true, "", kAssumed, "no computation at inference", false},
+      {"Constant", true, "", kAssumed, "no computation at inference", false},
+      {"BatchNormalization", false, "folded into the preceding layer", kSeed,
+       "the sensAI guide lists BatchNormalization; the target follows the seed, which folds it", false},
+      {"Mul", false, "", kSensai, "Multiply as a standalone layer is not supported on the FPGA", false},
+      {"Reciprocal", false, "", kSensai, "not supported on the FPGA", false},
+      {"Sigmoid", false, "", kEmbedl,
+       "the sensAI guide lists sigmoid and SiLU; the target follows the seed, whose backend has no such conversion", true},
+      {"Softmax", false, "", kEmbedl, "the sensAI guide lists Softmax; the target follows the seed", true},
+      {"Transpose", false, "", kEmbedl, "the sensAI guide lists Permute; the target follows the seed", false},
+      {"Split", false, "", kEmbedl, "the sensAI guide lists Split; the target follows the seed", false},
+      {"Slice", false, "", kEmbedl, "the sensAI guide lists slicing; the target follows the seed", false},
+      {"Tanh", false, "", kAssumed, "", true},
+      {"HardSigmoid", false, "", kAssumed, "", true},
+      {"HardSwish", false, "", kAssumed, "", true},
+      {"Elu", false, "", kAssumed, "", true},
+      {"Selu", false, "", kAssumed, "", true},
+      {"Softplus", false, "", kAssumed, "", true},
+      {"Mish", false, "", kAssumed, "", true},
+      {"Gelu", false, "", kAssumed, "", true},
+      {"PRelu", false, "", kAssumed, "", true},
+  };
+  return table;
 }
 
-const std::set<std::string_view>& activations() {
-  static const std::set<std::string_view> ops{"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu",
-                                              "Softplus", "Mish", "Gelu", "PRelu", "Softmax"};
-  return ops;
+const HardwareOp* find_op(std::string_view op) {
+  for (const auto& row : operator_table()) {
+    if (row.op == op) return &row;
+  }
+  return nullptr;
 }
 
 std::string accepted_kernels(const Target& target) {
@@ -71,7 +112,7 @@ bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
     int producer = ctx.view.producer(ctx.view.node(node).input(0));
     if (producer >= 0 && ctx.view.node(producer).op_type() == "Pad") return true;
   }
-  if (!w.pads_symmetric_same()) return false;
+  if (!w.pads_known || !w.pads_symmetric_same()) return false;
   for (const auto& accepted : ctx.target.conv_kernels) {
     if (accepted.size == k && std::find(accepted.strides.begin(), accepted.strides.end(), s) != accepted.strides.end()) {
       return true;
@@ -99,6 +140,23 @@ SnappedConv snap_conv(const Target& target, int64_t kernel, int64_t stride) {
   return {*best_kernel, *best_stride};
 }
 
+Result<int64_t> needed_dim(const MatchContext& ctx, const std::string& tensor, size_t axis, std::string_view what) {
+  const Shape* s = ctx.shapes.of(tensor);
+  if (s && axis < s->size() && (*s)[axis] >= 0) return (*s)[axis];
+  std::string known = s ? fmt::format("shape {}", format_shape(*s, &ctx.shapes)) : std::string("shape unknown");
+  return error("needs the {} (dimension {}) of '{}', which is unknown ({})", what, axis, tensor, known);
+}
+
+Status pads_resolved(const MatchContext& ctx, const std::string& input, const Window& w) {
+  if (w.pads_known) return ok_status();
+  for (size_t axis : {2, 3}) {
+    auto d = needed_dim(ctx, input, axis, fmt::format("{} (auto_pad {} at stride {} pads by it)", axis == 2 ? "height" : "width",
+                                                       w.auto_pad, w.strides[axis - 2]));
+    if (!d) return d.error();
+  }
+  return ok_status();
+}
+
 bool maxpool_canonical(const Window& w) {
   for (size_t i = 0; i < 2; ++i) {
     if (w.kernel[i] != kPoolKernel || w.strides[i] != kPoolStride || w.dilations[i] != 1) return false;
@@ -118,6 +176,10 @@ std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node)
     if (!conv) return "not a 2-D convolution with known weight shape";
     const Window& w = conv->window;
     if (w.dilations[0] != 1 || w.dilations[1] != 1) return fmt::format("dilation {} is not supported", tuple(w.dilations));
+    if (!w.pads_known) {
+      return fmt::format("its pads (auto_pad {} at stride {}) depend on the input's height and width, which are unknown",
+                         w.auto_pad, tuple(w.strides));
+    }
     if (!conv_accepted(ctx, node, *conv)) {
       return fmt::format("kernel {}, stride {}, pads {} are outside what the target accepts ({}; pads k/2)",
                          tuple(w.kernel), tuple(w.strides), tuple(w.pads), accepted_kernels(ctx.target));
@@ -134,9 +196,50 @@ std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node)
     if (mode != "nearest") return fmt::format("{} mode '{}' is not supported (nearest only)", op, mode);
     return std::nullopt;
   }
-  if (plain_ops().contains(op)) return std::nullopt;
-  if (activations().contains(op)) return fmt::format("the accelerator has no {} activation", op);
+  const HardwareOp* row = find_op(op);
+  if (row && row->runs) return std::nullopt;
+  if (row && row->activation) {
+    return fmt::format("the accelerator has no {} activation", op);
+  }
   return fmt::format("{} is not an operator the accelerator runs", op);
+}
+
+std::span<const HardwareOp> hardware_operators() { return operator_table(); }
+
+Json hardware_json() {
+  Json targets = Json::array();
+  for (const Target& t : all_targets()) {
+    if (t.conv_kernels.empty()) continue;
+    targets.push(Json::object().set("name", t.name).set("conv_kernels", accepted_kernels(t)));
+  }
+  Json ops = Json::array();
+  for (const auto& row : operator_table()) {
+    ops.push(Json::object()
+                 .set("op", row.op)
+                 .set("runs", row.runs)
+                 .set("condition", row.condition)
+                 .set("source", row.source)
+                 .set("note", row.note));
+  }
+  return Json::object()
+      .set("follows", "where the sources disagree, the targets follow the seed (Embedl Deploy's Lattice backend)")
+      .set("targets", std::move(targets))
+      .set("operators", std::move(ops))
+      .set("otherwise", "any other operator is not one the accelerator runs (assumed)");
+}
+
+std::string hardware_text() {
+  std::string s = "Lattice CNN accelerator, as onnx-lattice models it. Where the sources disagree, the targets follow\n"
+                  "the seed (Embedl Deploy's Lattice backend); other operators are taken not to run (assumed).\n\n";
+  for (const Target& t : all_targets()) {
+    if (!t.conv_kernels.empty()) s += fmt::format("target {}: Conv {}\n", t.name, accepted_kernels(t));
+  }
+  s += "\n";
+  for (const auto& row : operator_table()) {
+    s += fmt::format("{:<20} {}{}{}\n", row.op, row.runs ? "runs" : "no", row.condition.empty() ? "" : "  ", row.condition);
+    s += fmt::format("{:<25} source: {}{}\n", "", row.source, row.note.empty() ? "" : fmt::format(" — {}", row.note));
+  }
+  return s;
 }
 
 }  // namespace lattice

@@ -15,8 +15,8 @@ bool is_sppf_maxpool(const MatchContext& ctx, int node) {
   if (n.op_type() != "MaxPool" || n.output_size() != 1) return false;
   auto w = pool2d(ctx, node);
   if (!w || w->strides[0] != 1 || w->strides[1] != 1) return false;
-  const Shape* x = ctx.shapes.concrete(n.input(0));
-  if (!x) return false;
+  // The block is recognised by its structure alone; its graft needs only the channel count, and
+  // says so when that is unknown (a YOLO export with a dynamic batch keeps it).
   const auto& readers = ctx.view.consumers(n.output(0));
   return std::any_of(readers.begin(), readers.end(), [&](int r) { return ctx.view.node(r).op_type() == "Concat"; });
 }
@@ -25,11 +25,10 @@ namespace {
 
 // Conv(c -> c, k x k, pads k/2, no bias) -> BatchNormalization -> Relu replacing one pool; the
 // Relu writes the pool's output name, so the Concat and the next stage read the new chain.
-void replace_pool(const MatchContext& ctx, int pool, int64_t kernel, const std::string& input, Replacement& r,
-                  NameAllocator& names) {
+void replace_pool(const MatchContext& ctx, int pool, int64_t c, int64_t kernel, const std::string& input,
+                  Replacement& r, NameAllocator& names) {
   const auto& n = ctx.view.node(pool);
   const std::string label = ctx.view.label(pool);
-  int64_t c = (*ctx.shapes.concrete(n.input(0)))[1];
   auto w = kaiming_uniform(names.fresh(label + ".conv.weight"), onnx::TensorProto::FLOAT, {c, c, kernel, kernel},
                            c * kernel * kernel);
   std::string conv_out = names.fresh(label + ".conv_output"), bn_out = names.fresh(label + ".bn_output");
@@ -46,6 +45,8 @@ void replace_pool(const MatchContext& ctx, int pool, int64_t kernel, const std::
 Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator& names, bool kernel_matched) {
   Replacement r;
   std::string input = ctx.view.node(m.at(0)).input(0);
+  auto channels = needed_dim(ctx, input, 1, "channel count");
+  if (!channels) return channels.error();
   for (int pool : m.nodes()) {
     auto w = *pool2d(ctx, pool);
     int64_t pool_k = std::max(w.kernel[0], w.kernel[1]);
@@ -55,7 +56,7 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
         if (std::abs(candidate - pool_k) < std::abs(k - pool_k)) k = candidate;
       }
     }
-    replace_pool(ctx, pool, k, input, r, names);
+    replace_pool(ctx, pool, *channels, k, input, r, names);
     input = ctx.view.node(pool).output(0);
     r.warnings.push_back(fmt::format(
         "{}: MaxPool(kernel_size={}, stride={}) replaced with Conv(kernel_size=({}, {})) + BatchNormalization + Relu "
@@ -72,7 +73,7 @@ Pattern sppf_pattern(std::string_view name, std::string_view emits, bool kernel_
       .name = name,
       .phase = Phase::kConversion,
       .numerically_equivalent = false,
-      .matches = "three cascaded stride-1 MaxPools with known input shape, each feeding a Concat (YOLO SPPF)",
+      .matches = "three cascaded stride-1 MaxPools, each feeding a Concat (YOLO SPPF); needs the input's channel count",
       .emits = emits,
       .chain = {pool, pool, pool},
       .intermediates_may_branch = true,

@@ -16,7 +16,9 @@ bool is_stride2_same_conv(const MatchContext& ctx, int node) {
   if (!conv) return false;
   const Window& w = conv->window;
   // A 1x1 kernel has no padding to move; LatticeConv2dPattern makes it a 3x3 first.
-  return w.strides[0] == 2 && w.strides[1] == 2 && std::max(w.kernel[0], w.kernel[1]) > 1 && w.pads_symmetric_same();
+  // Unknown pads (auto_pad SAME on an input of unknown size) match, for the graft to refuse.
+  return w.strides[0] == 2 && w.strides[1] == 2 && std::max(w.kernel[0], w.kernel[1]) > 1 &&
+         (!w.pads_known || w.pads_symmetric_same());
 }
 
 Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator& names) {
@@ -24,6 +26,7 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   const auto& conv = ctx.view.node(conv_index);
   const std::string label = ctx.view.label(conv_index);
   Conv2d c = *conv2d(ctx, conv_index);
+  if (auto s = pads_resolved(ctx, conv.input(0), c.window); !s) return s.error();
   int64_t kh = c.window.kernel[0], kw = c.window.kernel[1];
   bool snap = std::max(kh, kw) > 3;
   std::vector<int64_t> pad_ends = snap ? std::vector<int64_t>{1, 1} : std::vector<int64_t>{kh / 2, kw / 2};

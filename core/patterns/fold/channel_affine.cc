@@ -1,0 +1,174 @@
+#include "core/patterns/fold/channel_affine.h"
+
+#include <optional>
+#include <utility>
+
+
+#include "core/onnx/attributes.h"
+#include "core/onnx/tensor_data.h"
+#include "core/onnx/tensor_type.h"
+#include "core/onnx/tensor_values.h"
+
+namespace lattice {
+namespace {
+
+// Which output channel weight element i belongs to. Conv [Cout, Cin/g, k...] and Gemm with transB
+// ([N, K]) group by the first axis; Gemm ([K, N]) by the last; ConvTranspose [Cin, Cout/g, k...]
+// maps element [ci, j, ...] to o = (ci / (Cin/g)) * (Cout/g) + j, which the seed's plain reshape
+// gets wrong when group > 1.
+struct ChannelLayout {
+  enum Kind { kLeading, kTrailing, kTransposed } kind = kLeading;
+  size_t per_channel = 1;                                 // kLeading: elements per output channel
+  size_t columns = 1;                                     // kTrailing
+  size_t spatial = 1, cout_per_group = 1, cin_per_group = 1;  // kTransposed
+
+  size_t channel_of(size_t i) const {
+    switch (kind) {
+      case kLeading: return i / per_channel;
+      case kTrailing: return i % columns;
+      case kTransposed: {
+        size_t ci = i / (cout_per_group * spatial), j = (i / spatial) % cout_per_group;
+        return (ci / cin_per_group) * cout_per_group + j;
+      }
+    }
+    return 0;
+  }
+};
+
+Result<ChannelLayout> weight_layout(const onnx::NodeProto& layer, const onnx::TensorProto& w, size_t channels) {
+  std::vector<size_t> dims;
+  size_t total = 1;  // the data was checked already, so the count fits in memory
+  for (auto d : w.dims()) {
+    dims.push_back(static_cast<size_t>(d));
+    total *= static_cast<size_t>(d);
+  }
+  const std::string& op = layer.op_type();
+  ChannelLayout layout;
+  if (op == "Conv") {
+    if (dims.size() < 3 || dims[0] != channels) return error("weight dims do not match");
+    layout.per_channel = total / channels;
+  } else if (op == "ConvTranspose") {
+    int64_t group = attr::get_int(layer, "group", 1);
+    if (dims.size() < 3 || group <= 0 || dims[0] % static_cast<size_t>(group) != 0 ||
+        dims[1] * static_cast<size_t>(group) != channels) {
+      return error("weight dims do not match");
+    }
+    layout.kind = ChannelLayout::kTransposed;
+    layout.cin_per_group = dims[0] / static_cast<size_t>(group);
+    layout.cout_per_group = dims[1];
+    layout.spatial = total / (dims[0] * dims[1]);
+  } else {
+    bool trans_b = attr::get_int(layer, "transB", 0) != 0;
+    if (dims.size() != 2 || (trans_b ? dims[0] : dims[1]) != channels) return error("weight dims do not match");
+    layout.kind = trans_b ? ChannelLayout::kLeading : ChannelLayout::kTrailing;
+    layout.per_channel = dims[1];
+    layout.columns = dims[1];
+  }
+  return layout;
+}
+
+}  // namespace
+
+Result<std::vector<double>> constant_values(const MatchContext& ctx, const onnx::NodeProto& node, int input,
+                                            std::string_view role) {
+  const std::string& name = node.input(input);
+  const auto* t = ctx.view.constant(name);
+  if (!t) {
+    return error("the {} '{}' of '{}' is not a constant: it is the {}", role, name,
+                 node.name().empty() ? node.op_type() : node.name(), ctx.view.describe(name));
+  }
+  return read_values(*t, fmt::format("the {} '{}'", role, name));
+}
+
+Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index, const ChannelAffine& affine,
+                                        const std::string& output, std::string_view source, std::string_view suffix,
+                                        NameAllocator& names) {
+  const auto& layer = ctx.view.node(layer_index);
+  const std::string label = ctx.view.label(layer_index);
+  size_t channels = affine.scale.size();
+
+  if (layer.input_size() < 2) return error("'{}' has no weight input", label);
+  const auto* w = ctx.view.constant(layer.input(1));
+  if (!w) {
+    return error("the weight '{}' of '{}' is not a constant: it is the {}", layer.input(1), label,
+                 ctx.view.describe(layer.input(1)));
+  }
+  if (!is_float_type(w->data_type())) {
+    return error("the weight '{}' of '{}' is not float, double or float16", layer.input(1), label);
+  }
+  const bool gemm = layer.op_type() == "Gemm";
+  auto layout = weight_layout(layer, *w, channels);
+  if (!layout) {
+    return error("the weight '{}' {} of '{}' does not have the {} output channels of {}", layer.input(1),
+                 format_dims(*w), label, channels, source);
+  }
+
+  // Gemm computes alpha*A*B + beta*C: the scale goes into B (alpha stays), and the whole bias
+  // into C with beta set to 1.
+  double beta = gemm ? attr::get_float(layer, "beta", 1.0f) : 1.0;
+  std::vector<double> bias(channels, 0.0);
+  std::vector<int64_t> bias_dims{static_cast<int64_t>(channels)};
+  const bool has_bias = layer.input_size() > 2 && !layer.input(2).empty();
+  int32_t bias_type = w->data_type();
+  if (has_bias) {
+    const auto* b = ctx.view.constant(layer.input(2));
+    if (!b) {
+      return error("the bias '{}' of '{}' is not a constant: it is the {}", layer.input(2), label,
+                   ctx.view.describe(layer.input(2)));
+    }
+    auto values = read_values(*b, layer.input(2));
+    if (!values) return values.error();
+    bias_type = b->data_type();
+    // Conv bias is [Cout]; Gemm's C broadcasts: [], [1], [N], [1, N] become [N].
+    bool per_channel = values->size() == channels && (b->dims_size() <= 1 || (b->dims_size() == 2 && b->dims(0) == 1));
+    if (per_channel) {
+      bias = *values;
+    } else if (values->size() == 1) {
+      bias.assign(channels, (*values)[0]);
+    } else {
+      return error("the bias '{}' {} of '{}' is not per output channel", layer.input(2), format_dims(*b), label);
+    }
+    if (gemm && b->dims_size() == 2) bias_dims = {1, static_cast<int64_t>(channels)};
+  }
+
+  std::vector<double> folded_b(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    double added = beta == 0.0 ? 0.0 : beta * bias[c];  // what the layer adds before the affine
+    folded_b[c] = added * affine.scale[c] + affine.shift[c];
+  }
+
+  Replacement r;
+  onnx::NodeProto folded = layer;
+  std::string w_name = names.fresh(layer.input(1) + std::string(suffix));
+  std::string b_name = names.fresh((has_bias ? layer.input(2) : label + ".bias") + std::string(suffix));
+  const auto& scale = affine.scale;
+  // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
+  std::optional<std::pair<double, int32_t>> overflow;
+  auto folded_w = map_values(*w, w_name, fmt::format("the weight '{}'", layer.input(1)), [&](size_t i, double v) {
+    double x = v * scale[layout->channel_of(i)];
+    if (!overflow && !fits_type(x, w->data_type())) overflow.emplace(x, w->data_type());
+    return x;
+  });
+  if (!folded_w) return folded_w.error();
+  for (size_t c = 0; c < channels && !overflow; ++c) {
+    if (!fits_type(folded_b[c], bias_type)) overflow.emplace(folded_b[c], bias_type);
+  }
+  if (overflow) {
+    return error("folding {} into '{}' would give the value {}, which {} cannot hold", source, label, overflow->first,
+                 onnx_types::element_name(overflow->second));
+  }
+  r.initializers.push_back(std::move(folded_w).value());
+  r.initializers.push_back(make_tensor(b_name, bias_type, bias_dims, folded_b));
+  folded.set_input(1, w_name);
+  if (folded.input_size() > 2) {
+    folded.set_input(2, b_name);
+  } else {
+    folded.add_input(b_name);
+  }
+  if (gemm) attr::set_float(folded, "beta", 1.0f);  // C now holds the whole bias
+  folded.set_output(0, output);
+  r.nodes.push_back(std::move(folded));
+  return r;
+}
+
+}  // namespace lattice
