@@ -68,7 +68,32 @@ Status check_skipped_ids(const Report& report, const Options& options) {
   return ok_status();
 }
 
-Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options) {
+bool has_external_data(onnx::ModelProto& model) {
+  bool found = false;
+  for_each_tensor(model, [&](onnx::TensorProto& t, const std::string&) { found = found || is_external(t); });
+  return found;
+}
+
+// The converted model's data where options.layout puts it; false when the input's bytes can be
+// written as they are (nothing applied, single file kept single).
+Result<bool> place_data(onnx::ModelProto& model, const Options& options, bool external_input, ExternalData* data,
+                        const std::string& data_file, ConvertResult& result) {
+  bool external_output =
+      options.layout == DataLayout::kExternal || (options.layout == DataLayout::kKeep && external_input);
+  if (external_output) {
+    if (data_file.empty()) return options_error("the converted model keeps its data in a separate file, which needs a name");
+    result.data = lay_out_external(model, data_file, kExternalThreshold);
+    return true;
+  }
+  if (external_input) {
+    if (auto s = inline_external(model, *data); !s) return s.error();
+    return true;
+  }
+  return result.report.any_applied();
+}
+
+Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options, ExternalData* data,
+                          const std::string& data_file) {
   if (auto s = check_options(options); !s) return s.error();
   Stopwatch clock;
   ConvertResult result;
@@ -77,7 +102,11 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
 
   auto model = parse_model(bytes);
   if (!model) return model.error();
-  if (auto s = validate_model(*model); !s) return s.error();
+  if (auto s = validate_model(*model, data); !s) return s.error();
+  bool external_input = has_external_data(*model);
+  if (external_input) {
+    if (auto s = load_needed_values(*model, options.fold_batch_norm, *data); !s) return s.error();
+  }
   auto labels = GraphView::original_labels(model->graph());
   {
     GraphView view(model->graph(), &labels, model->ir_version());
@@ -92,16 +121,20 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
 
-  // Nothing applied: the output is the input, byte for byte (SPEC section 5). A dry run reports
-  // the model it would write, without writing it.
+  // Nothing applied: the output is the input, byte for byte (SPEC section 5), unless its data
+  // moves. A dry run reports the model it would write, without writing it.
   report.output = report.input;
-  if (report.any_applied() && options.dry_run) {
-    report.output = ModelStats::of(*model, model->ByteSizeLong());
-  } else if (report.any_applied()) {
-    auto out = serialize_model(*model);
-    if (!out) return out.error();
-    report.output = ModelStats::of(*model, out->size());
-    result.converted = std::move(out).value();
+  if (options.dry_run) {
+    if (report.any_applied()) report.output = ModelStats::of(*model, model->ByteSizeLong());
+  } else {
+    auto changed = place_data(*model, options, external_input, data, data_file, result);
+    if (!changed) return changed.error();
+    if (*changed) {
+      auto out = serialize_model(*model);
+      if (!out) return out.error();
+      report.output = ModelStats::of(*model, out->size());
+      result.converted = std::move(out).value();
+    }
   }
   report.timings_ms.save = clock.lap_ms();
   return result;
@@ -109,20 +142,21 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
 
 }  // namespace
 
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options) {
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, ExternalData* data,
+                              const std::string& data_file) {
   // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
   // heap): it becomes an error message like any other bad input.
   try {
-    return run(bytes, options);
+    return run(bytes, options, data, data_file);
   } catch (const std::bad_alloc&) {
     return Error{fmt::format("out of memory while converting a {} byte model", bytes.size()), ErrorKind::kMemory};
   }
 }
 
-Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options) {
+Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data) {
   Options dry = options;
   dry.dry_run = true;
-  auto result = convert(bytes, dry);
+  auto result = convert(bytes, dry, data);
   if (!result) return result.error();
   return std::move(result->report);
 }

@@ -8,6 +8,10 @@
 
 namespace lattice {
 
+// Where the converted model's tensor data goes: as in the input (a data file if the input has
+// one), one data file for every tensor of at least 1 KiB, or all inline in one file.
+enum class DataLayout { kKeep, kExternal, kInline };
+
 struct Options {
   std::string target = "lattice";
   bool fold_batch_norm = true;
@@ -15,6 +19,7 @@ struct Options {
   std::vector<std::string> skip;          // pattern names
   std::vector<std::string> skip_matches;  // match ids
   bool dry_run = false;
+  DataLayout layout = DataLayout::kKeep;
 
   Json to_json() const;
 };

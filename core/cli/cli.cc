@@ -3,6 +3,7 @@
 #include <optional>
 #include <span>
 
+#include "core/cli/data_files.h"
 #include "core/cli/files.h"
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
@@ -15,7 +16,7 @@ namespace {
 
 constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
                        [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
-                       [--report REPORT.json|-] [--dry-run] [--quiet]
+                       [--report REPORT.json|-] [--dry-run] [--quiet] [--external-data|--inline]
 )";
 constexpr std::string_view kInspectUsage =
     "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--json]\n";
@@ -102,6 +103,12 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       cmd.options.fold_batch_norm = false;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {
       cmd.options.dry_run = true;
+    } else if ((flag == "--external-data" || flag == "--inline") && !inline_value && (convert)) {
+      auto layout = flag == "--inline" ? DataLayout::kInline : DataLayout::kExternal;
+      if (cmd.options.layout != DataLayout::kKeep && cmd.options.layout != layout) {
+        return UsageError{"--external-data and --inline cannot be used together"};
+      }
+      cmd.options.layout = layout;
     } else if (flag == "--quiet" && !inline_value && (convert)) {
       cmd.quiet = true;
     } else if (flag == "--json" && !inline_value && (inspect || cmd.name == "patterns")) {
@@ -174,7 +181,12 @@ class Runner {
     auto bytes = host_.read_file(input->resolved);
     if (!bytes) return reject(fmt::format("cannot read '{}': {}", cmd_.input, bytes.error().message));
     progress("converting");
-    auto result = convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options);
+    // External data is resolved in the model's folder; the output's data file is named after the
+    // model file it belongs to, wherever symlinks put that.
+    FolderData data(host_, cmd_.input);
+    std::string data_file = destinations.empty() || destinations[0].to_stdout ? "" : base_name(destinations[0].target.resolved) + ".data";
+    auto result = convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, &data,
+                          data_file.empty() ? "model.onnx.data" : data_file);
     if (!result) {
       const Error& e = result.error();
       if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));
@@ -190,8 +202,25 @@ class Runner {
     std::string json = report.to_json().dump();
     std::vector<Output> outputs;
     for (const auto& d : destinations) {
-      if (d.flag == "-o" && model) outputs.push_back({&d, *model});
-      if (d.flag == "--report") outputs.push_back({&d, json});
+      if (d.flag == "-o" && model) outputs.emplace_back(&d, *model);
+      if (d.flag == "--report") outputs.emplace_back(&d, json);
+    }
+    std::optional<Destination> data_destination;
+    if (model && result->data) {
+      // Two files cannot go to standard output or a device: checked before anything is written.
+      const Destination& to = destinations[0];
+      if (to.to_stdout || (to.target.stat.kind != FileStat::Kind::kRegular && to.target.stat.kind != FileStat::Kind::kMissing)) {
+        return usage_error(fmt::format("the converted model keeps its tensor data in a separate file, which -o '{}' "
+                                       "cannot hold; give a file name, or --inline for one file",
+                                       cmd_.output));
+      }
+      auto d = destination(host_, "-o", to.target.resolved + ".data");
+      if (!d) return usage_error(d.error().message);
+      if (d->target.same_file(*input)) return usage_error(fmt::format("'{}' would overwrite the input model", d->target.path));
+      data_destination = std::move(d).value();
+      auto pieces = data_pieces(*result->data, data);
+      if (!pieces) return reject(fmt::format("{}: {}", cmd_.input, pieces.error().message));
+      outputs.emplace_back(&*data_destination, std::move(pieces).value());
     }
     if (!outputs.empty()) progress("writing");
     if (auto s = write_together(host_, outputs); !s) return reject(s.error().message);
@@ -205,6 +234,26 @@ class Runner {
   }
 
  private:
+  static std::string base_name(const std::string& path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+  }
+
+  // The data file's segments as pieces the host writes, ranges naming their checked source file.
+  static Result<std::vector<Piece>> data_pieces(const std::vector<DataSegment>& segments, FolderData& data) {
+    std::vector<Piece> pieces;
+    for (const auto& s : segments) {
+      if (s.location.empty()) {
+        pieces.push_back({s.bytes, "", 0, 0});
+        continue;
+      }
+      auto path = data.path_of(s.location);
+      if (!path) return error("cannot read '{}': {}", s.location, path.error().message);
+      pieces.push_back({"", std::move(path).value(), s.offset, s.length});
+    }
+    return pieces;
+  }
+
   static Options dry(Options options) {
     options.dry_run = true;
     return options;
