@@ -82,7 +82,10 @@ Result<bool> place_data(onnx::ModelProto& model, const Options& options, bool ex
       options.layout == DataLayout::kExternal || (options.layout == DataLayout::kKeep && external_input);
   if (external_output) {
     if (data_file.empty()) return options_error("the converted model keeps its data in a separate file, which needs a name");
-    result.data = lay_out_external(model, data_file, kExternalThreshold);
+    auto segments = lay_out_external(model, data_file, kExternalThreshold);
+    // No tensor big enough to move: one file, as if the layout had been kept.
+    if (segments.empty()) return result.report.any_applied();
+    result.data = std::move(segments);
     return true;
   }
   if (external_input) {

@@ -14,6 +14,22 @@ export interface ConvertOptions {
   /** Leave out single matches, by their report id. An id that matches nothing is an error
    *  (code ERR_ONNX_LATTICE_OPTIONS) listing this model's match ids. */
   skipMatches?: string[];
+  /** Where the converted model's tensor data goes: 'keep' (default: a data file if the input has
+   *  one), 'external' (every tensor of 1 KiB or more in a data file), 'inline' (one file). */
+  dataLayout?: 'keep' | 'external' | 'inline';
+}
+
+/** The data files of an external-data model, by `location`: a function, a Map or an object. */
+export type Resolver =
+  | ((location: string) => Uint8Array | ArrayBuffer | null | undefined)
+  | Map<string, Uint8Array | ArrayBuffer>
+  | Record<string, Uint8Array | ArrayBuffer>;
+
+export interface MemoryConvertOptions extends ConvertOptions {
+  /** Reads the input's external data; without it an external-data model is refused. */
+  resolver?: Resolver;
+  /** The `location` written into the converted model for its data file; default 'model.onnx.data'. */
+  dataFile?: string;
 }
 
 export interface ModelStats {
@@ -45,7 +61,7 @@ export interface Report {
   target: Target;
   options: {
     target: Target; fold_batch_norm: boolean; only: string[]; skip: string[];
-    skip_matches: string[]; dry_run: boolean;
+    skip_matches: string[]; dry_run: boolean; data_layout: 'keep' | 'external' | 'inline';
   };
   input: ModelStats;
   output: ModelStats;
@@ -83,9 +99,15 @@ export interface ConverterError extends Error {
 export interface Converter {
   /** Converts a model. Throws a ConverterError naming what is wrong.
    *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
-  convert(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): { model: Uint8Array | null; report: Report };
+  convert(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions):
+    { model: Uint8Array | null; data: Uint8Array | null; report: Report };
+  /** Converts the file `inPath` into `outPath` (plus `outPath + '.data'` when the output keeps its
+   *  data in a file), exactly as the CLIs: external data is read from the model's folder (a
+   *  location outside it is refused, ERR_ONNX_LATTICE_MODEL), and the outputs are written
+   *  together or not at all. */
+  convertFile(inPath: string, outPath: string, options?: ConvertOptions): { report: Report };
   /** The plan and the audit, converting nothing. */
-  inspect(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): Report;
+  inspect(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions): Report;
   patterns(): Catalogue;
   version: string;
 }

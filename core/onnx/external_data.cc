@@ -100,7 +100,7 @@ Status check_location(const std::string& location, std::string_view what) {
   while (start <= location.size()) {
     size_t end = location.find_first_of("/\\", start);
     if (end == std::string::npos) end = location.size();
-    if (location.compare(start, end - start, "..") == 0 && end - start == 2) return refuse("outside it ('..')");
+    if (location.compare(start, end - start, "..") == 0 && end - start == 2) return refuse("a way out of it ('..')");
     start = end + 1;
   }
   return ok_status();
@@ -187,7 +187,7 @@ std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::st
   uint64_t end = 0;
   auto place = [&](TensorProto& t, DataSegment segment) {
     uint64_t offset = (end + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
-    if (offset > end) segments.push_back({std::string(offset - end, '\0'), "", 0, 0});
+    if (offset > end) segments.push_back({std::string(static_cast<size_t>(offset - end), '\0'), "", 0, 0});
     uint64_t length = segment.size();
     segments.push_back(std::move(segment));
     end = offset + length;
@@ -243,7 +243,7 @@ Result<std::string> assemble(const std::vector<DataSegment>& segments, ExternalD
   std::string out;
   uint64_t total = 0;
   for (const auto& s : segments) total += s.size();
-  out.reserve(total);
+  out.reserve(static_cast<size_t>(total));
   for (const auto& s : segments) {
     if (s.location.empty()) {
       out += s.bytes;
