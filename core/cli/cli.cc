@@ -217,6 +217,11 @@ class Runner {
       auto d = destination(host_, "-o", to.target.resolved + ".data");
       if (!d) return usage_error(d.error().message);
       if (d->target.same_file(*input)) return usage_error(fmt::format("'{}' would overwrite the input model", d->target.path));
+      for (const auto& other : destinations) {
+        if (other.flag == "--report" && d->target.same_file(other.target)) {
+          return usage_error(fmt::format("--report '{}' names the model's data file", other.target.path));
+        }
+      }
       data_destination = std::move(d).value();
       auto pieces = data_pieces(*result->data, data);
       if (!pieces) return reject(fmt::format("{}: {}", cmd_.input, pieces.error().message));

@@ -4,7 +4,7 @@
 // numerics; unsafe or broken references are refused everywhere with nothing written.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -27,10 +27,7 @@ before(async () => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(cli, args) {
-  const r = CLIS[cli](args);
-  return r;
-}
+const run = (cli, args) => CLIS[cli](args);
 
 // The single-file conversion of a committed fixture: what every external-data conversion must equal.
 function reference(name) {
@@ -139,6 +136,30 @@ describe('data layout', () => {
       assert.equal(r.status, 1, r.stderr);
       assert.match(r.stderr, /2288\.8 MiB, over protobuf's 2 GiB limit/);
       assert.deepEqual(readdirSync(out), []);
+    }
+  });
+
+  test('-o may name the input: its data file is read before it is replaced', () => {
+    for (const cli of ['native', 'node']) {
+      const folder = join(dir, `self-${cli}`);
+      mkdirSync(folder);
+      for (const f of readdirSync(dirname(saved('one', 'sample.onnx')))) {
+        writeFileSync(join(folder, f), read(join(dirname(saved('one', 'sample.onnx')), f)));
+      }
+      const model = join(folder, 'sample.onnx');
+      const r = run(cli, ['convert', model, '-o', model, '--quiet']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(inlined(model), reference('sample.onnx'));
+    }
+  });
+
+  test('--report cannot name the data file', () => {
+    const out = join(dir, 'layout', 'r.onnx');
+    for (const cli of ['native', 'node']) {
+      const r = run(cli, ['convert', saved('one', 'sample.onnx'), '-o', out, '--report', `${out}.data`]);
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, /--report '.*r\.onnx\.data' names the model's data file/);
+      assert.equal(existsSync(out), false);
     }
   });
 
