@@ -70,7 +70,7 @@ Status check_skipped_ids(const Report& report, const Options& options) {
 
 bool has_external_data(onnx::ModelProto& model) {
   bool found = false;
-  for_each_tensor(model, [&](onnx::TensorProto& t, const std::string&) { found = found || is_external(t); });
+  for_each_tensor(model, [&](onnx::TensorProto& t, const TensorPlace&) { found = found || is_external(t); });
   return found;
 }
 

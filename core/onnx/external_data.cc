@@ -64,21 +64,21 @@ ExternalRef stored_ref(const TensorProto& t) {
   return {key_value(t, "location"), number("offset"), number("length")};
 }
 
-void visit_graph(onnx::GraphProto& graph, const std::string& where,
-                 const std::function<void(TensorProto&, const std::string&)>& fn) {
-  for (auto& init : *graph.mutable_initializer()) fn(init, fmt::format("initializer '{}'", init.name()));
+void visit_graph(onnx::GraphProto& graph,
+                 const std::function<void(TensorProto&, const TensorPlace&)>& fn) {
+  for (auto& init : *graph.mutable_initializer()) fn(init, {fmt::format("initializer '{}'", init.name()), false});
   for (auto& sparse : *graph.mutable_sparse_initializer()) {
     std::string what = fmt::format("sparse initializer '{}'", sparse.values().name());
-    fn(*sparse.mutable_values(), what);
-    fn(*sparse.mutable_indices(), what + " indices");
+    fn(*sparse.mutable_values(), {what, true});
+    fn(*sparse.mutable_indices(), {what + " indices", true});
   }
   for (auto& node : *graph.mutable_node()) {
     for (auto& attr : *node.mutable_attribute()) {
-      std::string what = fmt::format("attribute '{}' of node '{}' ({})", attr.name(), node.name(), node.op_type());
-      if (attr.has_t()) fn(*attr.mutable_t(), what);
-      for (auto& t : *attr.mutable_tensors()) fn(t, what);
-      if (attr.has_g()) visit_graph(*attr.mutable_g(), where, fn);
-      for (auto& g : *attr.mutable_graphs()) visit_graph(g, where, fn);
+      TensorPlace place{fmt::format("attribute '{}' of node '{}' ({})", attr.name(), node.name(), node.op_type()), false};
+      if (attr.has_t()) fn(*attr.mutable_t(), place);
+      for (auto& t : *attr.mutable_tensors()) fn(t, place);
+      if (attr.has_g()) visit_graph(*attr.mutable_g(), fn);
+      for (auto& g : *attr.mutable_graphs()) visit_graph(g, fn);
     }
   }
 }
@@ -139,8 +139,8 @@ Result<ExternalRef> external_ref(const TensorProto& t, std::string_view what, Ex
   return ref;
 }
 
-void for_each_tensor(onnx::ModelProto& model, const std::function<void(TensorProto&, const std::string&)>& fn) {
-  visit_graph(*model.mutable_graph(), "", fn);
+void for_each_tensor(onnx::ModelProto& model, const std::function<void(TensorProto&, const TensorPlace&)>& fn) {
+  visit_graph(*model.mutable_graph(), fn);
 }
 
 Status load_needed_values(onnx::ModelProto& model, bool fold_batch_norm, ExternalData& data) {
@@ -161,8 +161,9 @@ Status load_needed_values(onnx::ModelProto& model, bool fold_batch_norm, Externa
     }
   }
   Status status = ok_status();
-  for_each_tensor(model, [&](TensorProto& t, const std::string& what) {
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace& place) {
     if (!status || !is_external(t)) return;
+    const std::string& what = place.what;
     auto ref = external_ref(t, what, data);
     if (!ref) {
       status = ref.error();
@@ -196,13 +197,13 @@ std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::st
     set_key(t, "offset", std::to_string(offset));
     set_key(t, "length", std::to_string(length));
   };
-  for_each_tensor(model, [&](TensorProto& t, const std::string&) {
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace& where) {
     if (is_external(t)) {
       // Unchanged since it was read: written as a range of its source, never through protobuf.
       ExternalRef ref = stored_ref(t);
       t.clear_raw_data();
       place(t, {"", ref.location, ref.offset, ref.length});
-    } else if (move_threshold > 0 && t.has_raw_data() && t.raw_data().size() >= move_threshold) {
+    } else if (move_threshold > 0 && !where.sparse && t.has_raw_data() && t.raw_data().size() >= move_threshold) {
       DataSegment segment{std::move(*t.mutable_raw_data()), "", 0, 0};
       t.clear_raw_data();
       place(t, std::move(segment));
@@ -213,7 +214,7 @@ std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::st
 
 Status inline_external(onnx::ModelProto& model, ExternalData& data) {
   uint64_t total = model.ByteSizeLong();
-  for_each_tensor(model, [&](TensorProto& t, const std::string&) {
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace&) {
     if (is_external(t) && !t.has_raw_data()) total += stored_ref(t).length;
   });
   if (total > kMaxModelBytes) {
@@ -222,13 +223,13 @@ Status inline_external(onnx::ModelProto& model, ExternalData& data) {
                  mib(total));
   }
   Status status = ok_status();
-  for_each_tensor(model, [&](TensorProto& t, const std::string& what) {
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace& place) {
     if (!status || !is_external(t)) return;
     if (!t.has_raw_data()) {
       ExternalRef ref = stored_ref(t);
       auto bytes = data.read(ref.location, ref.offset, ref.length);
       if (!bytes) {
-        status = error("{}: cannot read '{}': {}", what, ref.location, bytes.error().message);
+        status = error("{}: cannot read '{}': {}", place.what, ref.location, bytes.error().message);
         return;
       }
       t.set_raw_data(std::move(bytes).value());

@@ -41,9 +41,16 @@ Status check_location(const std::string& location, std::string_view what);
 // only; reads nothing.
 Result<ExternalRef> external_ref(const onnx::TensorProto& tensor, std::string_view what, ExternalData& data);
 
-// Calls fn(tensor, what) for every tensor stored in the model: initializers, sparse
+// Where a tensor is stored in the model: `what` names it for messages ("initializer 'w'").
+struct TensorPlace {
+  std::string what;
+  bool sparse = false;  // the values or indices of a sparse initializer: never moved out
+};
+
+// Calls fn(tensor, place) for every tensor stored in the model: initializers, sparse
 // initializers' values and indices, and tensor attributes, in subgraphs too.
-void for_each_tensor(onnx::ModelProto& model, const std::function<void(onnx::TensorProto&, const std::string&)>& fn);
+void for_each_tensor(onnx::ModelProto& model,
+                     const std::function<void(onnx::TensorProto&, const TensorPlace&)>& fn);
 
 // Reads into raw_data the external tensors whose values a pattern or the shape inference may
 // read: every one up to kReadAlways bytes (BatchNorm parameters, biases, shapes, axes) and, when
@@ -66,7 +73,8 @@ inline constexpr uint64_t kExternalThreshold = 1024;
 
 // Rewrites the model so that its data lives in one file named `data_file` (beside the model):
 // every external tensor points there (offsets aligned to kDataAlignment), and every tensor with at
-// least `move_threshold` bytes of raw_data moves there too (0: none moves). Returns the file's
+// least `move_threshold` bytes of raw_data moves there too (0: none moves; sparse initializers,
+// which onnx's own external-data writer leaves inline too, stay). Returns the file's
 // segments in order, padding included.
 std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::string& data_file,
                                           uint64_t move_threshold);
