@@ -184,9 +184,11 @@ class Runner {
     // External data is resolved in the model's folder; the output's data file is named after the
     // model file it belongs to, wherever symlinks put that.
     FolderData data(host_, cmd_.input);
-    std::string data_file = destinations.empty() || destinations[0].to_stdout ? "" : base_name(destinations[0].target.resolved) + ".data";
-    auto result = convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, &data,
-                          data_file.empty() ? "model.onnx.data" : data_file);
+    std::string data_file = destinations.empty() || destinations[0].to_stdout
+                                ? "model.onnx.data"
+                                : base_name(destinations[0].target.resolved) + ".data";
+    auto result =
+        convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, &data, data_file);
     if (!result) {
       const Error& e = result.error();
       if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));
@@ -205,27 +207,14 @@ class Runner {
       if (d.flag == "-o" && model) outputs.emplace_back(&d, *model);
       if (d.flag == "--report") outputs.emplace_back(&d, json);
     }
-    std::optional<Destination> data_destination;
+    std::optional<Destination> data_to;
     if (model && result->data) {
-      // Two files cannot go to standard output or a device: checked before anything is written.
-      const Destination& to = destinations[0];
-      if (to.to_stdout || (to.target.stat.kind != FileStat::Kind::kRegular && to.target.stat.kind != FileStat::Kind::kMissing)) {
-        return usage_error(fmt::format("the converted model keeps its tensor data in a separate file, which -o '{}' "
-                                       "cannot hold; give a file name, or --inline for one file",
-                                       cmd_.output));
-      }
-      auto d = destination(host_, "-o", to.target.resolved + ".data");
-      if (!d) return usage_error(d.error().message);
-      if (d->target.same_file(*input)) return usage_error(fmt::format("'{}' would overwrite the input model", d->target.path));
-      for (const auto& other : destinations) {
-        if (other.flag == "--report" && d->target.same_file(other.target)) {
-          return usage_error(fmt::format("--report '{}' names the model's data file", other.target.path));
-        }
-      }
-      data_destination = std::move(d).value();
+      auto to = data_destination(destinations, *input);
+      if (!to) return usage_error(to.error().message);
+      data_to = std::move(to).value();
       auto pieces = data_pieces(*result->data, data);
       if (!pieces) return reject(fmt::format("{}: {}", cmd_.input, pieces.error().message));
-      outputs.emplace_back(&*data_destination, std::move(pieces).value());
+      outputs.emplace_back(&*data_to, std::move(pieces).value());
     }
     if (!outputs.empty()) progress("writing");
     if (auto s = write_together(host_, outputs); !s) return reject(s.error().message);
@@ -242,6 +231,27 @@ class Runner {
   static std::string base_name(const std::string& path) {
     size_t slash = path.rfind('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
+  }
+
+  // OUT.onnx.data beside the model's file. Two files cannot go to standard output or a device;
+  // found before anything is written.
+  Result<Destination> data_destination(const std::vector<Destination>& destinations, const ResolvedPath& input) {
+    const Destination& model = destinations[0];
+    auto kind = model.target.stat.kind;
+    if (model.to_stdout || (kind != FileStat::Kind::kRegular && kind != FileStat::Kind::kMissing)) {
+      return error("the converted model keeps its tensor data in a separate file, which -o '{}' cannot hold; give a "
+                   "file name, or --inline for one file",
+                   cmd_.output);
+    }
+    auto to = destination(host_, "-o", model.target.resolved + ".data");
+    if (!to) return to.error();
+    if (to->target.same_file(input)) return error("'{}' would overwrite the input model", to->target.path);
+    for (const auto& other : destinations) {
+      if (other.flag == "--report" && to->target.same_file(other.target)) {
+        return error("--report '{}' names the model's data file", other.target.path);
+      }
+    }
+    return to;
   }
 
   // The data file's segments as pieces the host writes, ranges naming their checked source file.
