@@ -252,5 +252,7 @@ describe('Node API', () => {
     const rename = (bytes) => bytes.toString('latin1').replaceAll('api.onnx.data', 'cli.onnx.data');
     assert.equal(rename(read(apiOut)), read(cliOut).toString('latin1'));
     assert.throws(() => lattice.convertFile(saved('one', name), apiOut, { dataLayout: 'sideways' }), (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS');
+    assert.throws(() => lattice.convert(read(saved('one', name)), { resolver: 42 }), (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS');
+    assert.throws(() => lattice.convert(read(saved('one', name)), { dataLayout: 'sideways' }), (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS');
   });
 });
