@@ -178,6 +178,7 @@ const BAD = {
   dotdot: /initializer 'stem\.0\.weight' has external data location '\.\.\/secret\.bin', which is a way out of it/,
   absolute: /initializer 'stem\.0\.weight' has external data location '\/.*secret\.bin', which is an absolute path/,
   symlink: /initializer 'stem\.0\.weight' keeps its data in 'link\.bin': it resolves to '.*secret\.bin', outside the model's folder/,
+  dirlink: /initializer 'stem\.0\.weight' keeps its data in 'sub\/secret\.bin': it resolves to '.*bad\/secret\.bin', outside the model's folder/,
   range: /initializer 'stem\.0\.weight' keeps its data at offset 1048576 length 4704 of 'model\.onnx\.data', beyond the end of that file \(7328 bytes\)/,
   missing: /initializer 'stem\.0\.weight' keeps its data in 'gone\.data': No such file or directory/,
   length: /initializer 'stem\.0\.weight' keeps 4700 bytes in 'model\.onnx\.data', but dims \[8, 3, 7, 7\] of type float need 4704 bytes/,
