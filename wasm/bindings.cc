@@ -119,7 +119,7 @@ class ResolverData final : public lattice::ExternalData {
   lattice::Result<val> lookup(const std::string& location) {
     if (resolve_.isUndefined()) return lattice::error("no data files were given (options.resolver)");
     val file = resolve_(location);
-    if (file.isNull() || file.isUndefined()) return lattice::error("options.resolver has no file of that name");
+    if (file.isNull() || file.isUndefined()) return lattice::error("no file of that name was given");
     return file;
   }
 

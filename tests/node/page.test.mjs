@@ -2,6 +2,7 @@
 // host would: the sample and dropped/picked files convert to exactly the CLI's bytes and report.
 import assert from 'node:assert/strict';
 import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -216,6 +217,28 @@ test('a file over 2 GiB is refused in words before it is read, whenever the conv
   assert.match(await page.textContent('[data-testid="status"]'), /^Failed/, 'the start-up did not overwrite it');
   assert.match(await page.textContent('[data-testid="error"]'), /limited to 2 GiB/);
   await context.close();
+});
+
+test('an external-data model picked with its data file converts to the CLI\'s single file; a missing one is named', async () => {
+  const folder = join(dir, 'external');
+  mkdirSync(folder);
+  const model = join(folder, 'stem.onnx');
+  const made = spawnSync('/usr/bin/python3', ['-c', 'import onnx, sys\nonnx.save_model(onnx.load(sys.argv[1]), sys.argv[2], ' +
+    'save_as_external_data=True, location="stem.onnx.data", size_threshold=256)', fixture('resnet_stem.onnx'), model], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  const { page, context } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', [`${model}.data`, model]);
+  assert.match(await waitDone(page), /^Done/);
+  const { bytes, name } = await downloadBytes(page, 'download');
+  assert.equal(name, 'stem.lattice.onnx');
+  assert.deepEqual(bytes, cli(model, ['--inline']).bytes);
+  await context.close();
+
+  const alone = await openPage();
+  await alone.page.setInputFiles('[data-testid="file-input"]', model);
+  assert.match(await waitDone(alone.page), /^Failed/);
+  assert.match(await alone.page.textContent('[data-testid="error"]'), /keeps its data in an external file \('stem\.onnx\.data'\)/);
+  await alone.context.close();
 });
 
 test('no request left 127.0.0.1', () => {
