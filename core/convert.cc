@@ -54,6 +54,7 @@ void record_provenance(onnx::ModelProto& model, const Report& report) {
 // A mistyped id in skip_matches would silently apply the match the user meant to skip.
 Status check_skipped_ids(const Report& report, const Options& options) {
   constexpr size_t kListed = 20;
+  if (options.ignore_unknown_skips) return ok_status();
   for (const auto& id : options.skip_matches) {
     auto matched = [&](const MatchRecord& m) { return m.id == id; };
     if (std::any_of(report.matches.begin(), report.matches.end(), matched)) continue;
@@ -95,16 +96,25 @@ Result<bool> place_data(onnx::ModelProto& model, const Options& options, bool ex
   return result.report.any_applied();
 }
 
-Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options, ExternalData* data,
-                          const std::string& data_file) {
+// Where each stage starts on the 0..1 scale: on large models parsing and serialising take most
+// of the time, the passes less (a rough split; the bar only has to move honestly).
+constexpr double kPassesStart = 0.35, kPassesEnd = 0.75, kSaveStart = 0.8;
+
+Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
+                          ExternalData* data, const std::string& data_file) {
   if (auto s = check_options(options); !s) return s.error();
+  auto report_progress = [&](std::string_view stage, double fraction) {
+    if (progress) progress(stage, fraction);
+  };
   Stopwatch clock;
   ConvertResult result;
   Report& report = result.report;
   report.options = options;
 
+  report_progress("parse", 0);
   auto model = parse_model(bytes);
   if (!model) return model.error();
+  report_progress("validate", 0.3);
   if (auto s = validate_model(*model, data); !s) return s.error();
   bool external_input = has_external_data(*model);
   if (external_input) {
@@ -118,8 +128,13 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   report.input = ModelStats::of(*model, bytes.size());
   report.timings_ms.load = clock.lap_ms();
 
-  if (auto s = run_phases(*model, options, labels, report); !s) return s.error();
+  ProgressFn passes;
+  if (progress) {
+    passes = [&](std::string_view stage, double f) { progress(stage, kPassesStart + f * (kPassesEnd - kPassesStart)); };
+  }
+  if (auto s = run_phases(*model, options, labels, report, passes); !s) return s.error();
   if (auto s = check_skipped_ids(report, options); !s) return s.error();
+  report_progress("audit", kPassesEnd);
   audit(*model, options, labels, report);
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
@@ -127,6 +142,7 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   // Nothing applied: the output is the input, byte for byte (SPEC section 5), unless its data
   // moves. A dry run reports the model it would write, without writing it.
   report.output = report.input;
+  report_progress("save", kSaveStart);
   if (options.dry_run) {
     if (report.any_applied()) report.output = ModelStats::of(*model, model->ByteSizeLong());
   } else {
@@ -140,17 +156,18 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
     }
   }
   report.timings_ms.save = clock.lap_ms();
+  report_progress("done", 1);
   return result;
 }
 
 }  // namespace
 
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, ExternalData* data,
-                              const std::string& data_file) {
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
+                              ExternalData* data, const std::string& data_file) {
   // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
   // heap): it becomes an error message like any other bad input.
   try {
-    return run(bytes, options, data, data_file);
+    return run(bytes, options, progress, data, data_file);
   } catch (const std::bad_alloc&) {
     return Error{fmt::format("out of memory while converting a {} byte model", bytes.size()), ErrorKind::kMemory};
   }
@@ -159,7 +176,7 @@ Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& opt
 Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data) {
   Options dry = options;
   dry.dry_run = true;
-  auto result = convert(bytes, dry, data);
+  auto result = convert(bytes, dry, {}, data);
   if (!result) return result.error();
   return std::move(result->report);
 }

@@ -9,6 +9,7 @@
 
 #include "core/onnx/external_data.h"
 #include "core/options.h"
+#include "core/progress.h"
 #include "core/report/report.h"
 #include "core/util/result.h"
 
@@ -31,10 +32,12 @@ struct ConvertResult {
   }
 };
 
-// `data` reads the input's external tensors (none: such a model is refused); `data_file` is the
-// name the output's data file will have beside it (the `location` written into the model).
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, ExternalData* data = nullptr,
-                              const std::string& data_file = "");
+// `progress` hears of each stage as it starts: parse, validate, the conversion and fusion passes,
+// audit, save, then "done" with fraction 1 (only on success). `data` reads the input's external
+// tensors (none: such a model is refused); `data_file` is the name the output's data file will
+// have beside it (the `location` written into the model).
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress = {},
+                              ExternalData* data = nullptr, const std::string& data_file = "");
 
 // The plan and the audit without converting: `convert` with dry_run set.
 Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data = nullptr);

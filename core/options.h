@@ -20,6 +20,11 @@ struct Options {
   std::vector<std::string> skip_matches;  // match ids
   bool dry_run = false;
   DataLayout layout = DataLayout::kKeep;
+  // An id in skip_matches that matches nothing is an error (a typo would apply the match the
+  // user meant to skip) unless this is set: the page keeps a user's skips across target
+  // switches, where some ids no longer exist, and shows those as "no longer matched". Not part
+  // of the report's options: it changes no conversion.
+  bool ignore_unknown_skips = false;
 
   Json to_json() const;
 };

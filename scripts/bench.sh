@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Speed of the conversion, as ratios measured in one run on the largest fixture (this machine is
-# noisy: compare ratios, not absolute times).
+# Speed of the conversion, as ratios measured in one run (this machine is noisy: compare ratios,
+# not absolute times).
+# On the largest fixture:
 #   convert / round trip : native full conversion vs a plain parse + serialise (target <= 2)
 #   wasm / native        : the same conversion in WebAssembly under Node vs native (target <= 1.6)
-#   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]
+# On synthetic chains of N blocks Conv -> BatchNormalization -> Relu [-> MaxPool], built by
+# bench/chain_model.cc into the cache, timed as whole CLI processes (bench/chain.mjs):
+#   convert / round trip per N (target <= 3 at N = 1600), the growth exponent of the conversion
+#   (target <= 1.15 from 1600 to 25600), and the Node CLI at the largest N (target <= 5).
+#   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]      CHAIN_SIZES="100 400 1600 6400 25600"
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 bash "$ROOT/scripts/build.sh" --test >/dev/null
@@ -23,3 +28,16 @@ console.log(`native convert         ${r(n.convert_ms)} ms   convert / round trip
 console.log(`wasm convert           ${r(w.convert_ms)} ms   wasm / native = ${r(w.convert_ms / n.convert_ms)}  (target <= 1.6)`);
 console.log(`wasm incl. JS copies   ${r(w.with_js_copies_ms)} ms   / native = ${r(w.with_js_copies_ms / n.convert_ms)}`);
 ' "$native" "$wasm" "$model" "$target"
+
+sizes=(${CHAIN_SIZES:-100 400 1600 6400 25600})
+chains=$CACHE/bench
+mkdir -p "$chains"
+echo
+echo "chains, Conv -> BatchNormalization -> Relu per block (one fold each), native CLI"
+node "$ROOT/bench/chain.mjs" "$ROOT/build/native" "$chains" "${sizes[@]}"
+echo
+echo "chains with a MaxPool(3x3, stride 1, pad 1) per block (a fold and a snap each), native CLI"
+node "$ROOT/bench/chain.mjs" "$ROOT/build/native" "$chains" --maxpool "${sizes[@]}"
+echo
+echo "the largest chain with a MaxPool per block in the Node CLI (target: convert / round trip <= 5)"
+node "$ROOT/bench/chain.mjs" "$ROOT/build/native" "$chains" --maxpool --node-cli "${sizes[-1]}"

@@ -28,4 +28,6 @@ rm -rf "$ROOT/build/web" && mkdir -p "$ROOT/build/web"
 if [[ -d "$ROOT/web" ]] && compgen -G "$ROOT/web/*" >/dev/null; then cp -r "$ROOT"/web/* "$ROOT/build/web/"; fi
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/build/web/"
 cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
+# The graph view's layout library: its browser build, from node_modules (installed by setup.sh).
+cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"
 log "built: build/native/onnx-lattice, node wasm/cli.mjs, build/web/"

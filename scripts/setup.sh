@@ -56,11 +56,19 @@ if [[ ! -f "$PROTOBUF_WASM_BUILD/libprotobuf-lite.a" ]]; then
   emmake cmake --build "$PROTOBUF_WASM_BUILD" --target libprotobuf-lite -j"$(nproc)" >/dev/null
 fi
 
-if (( want_test )); then
-  if [[ ! -d "$ROOT/node_modules/playwright-core" || ! -d "$ROOT/node_modules/onnxruntime-node" ]]; then
-    log "installing npm test packages"
+# npm packages: the page's layout library always (build.sh copies it into build/web), the test
+# tools with --test. A checkout that has the test tools keeps them: `npm ci --omit=dev` would
+# delete them.
+npm_needed=(@dagrejs/dagre)
+(( want_test )) && npm_needed+=(playwright-core onnxruntime-node axe-core)
+for p in "${npm_needed[@]}"; do
+  if [[ ! -d "$ROOT/node_modules/$p" ]]; then
+    omit=(--omit=dev)
+    if (( want_test )) || [[ -d "$ROOT/node_modules/playwright-core" ]]; then omit=(); fi
+    log "installing npm packages${omit:+ the page needs}"
     # onnxruntime-node's postinstall downloads from outside the registry; its CPU binaries are in the package.
-    (cd "$ROOT" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error)
+    (cd "$ROOT" && ONNXRUNTIME_NODE_INSTALL=skip npm ci "${omit[@]}" --no-audit --no-fund --loglevel=error)
+    break
   fi
-fi
+done
 log "setup done"

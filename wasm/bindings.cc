@@ -10,6 +10,7 @@
 
 #include "core/cli/cli.h"
 #include "core/convert.h"
+#include "core/describe.h"
 #include "core/pattern/registry.h"
 #include "core/util/utf8.h"
 
@@ -55,6 +56,8 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       o.fold_batch_norm = v.as<bool>();
     } else if (key == "dryRun" && type == "boolean") {
       o.dry_run = v.as<bool>();
+    } else if (key == "ignoreUnknownSkips" && type == "boolean") {
+      o.ignore_unknown_skips = v.as<bool>();
     } else if (key == "dataLayout" && type == "string") {
       std::string layout = v.as<std::string>();
       if (layout == "keep") {
@@ -74,13 +77,13 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       status = list(o.skip);
     } else if (key == "skipMatches") {
       status = list(o.skip_matches);
-    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "dataLayout" ||
-               key == "resolver" || key == "dataFile") {
+    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips" ||
+               key == "dataLayout" || key == "resolver" || key == "dataFile") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
       return lattice::options_error(
-          "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, dataLayout, resolver, "
-          "dataFile)",
+          "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, ignoreUnknownSkips, "
+          "dataLayout, resolver, dataFile)",
           key);
     }
     if (!status) return status.error();
@@ -126,9 +129,19 @@ class ResolverData final : public lattice::ExternalData {
   val resolve_;
 };
 
-val convert(const val& u8, const val& opts) {
+// `on_progress`, when a function, is called with {stage, fraction} as each stage starts.
+val convert(const val& u8, const val& opts, const val& on_progress) {
   auto options = options_from(opts);
   if (!options) return failure(options.error());
+  lattice::ProgressFn progress;
+  if (on_progress.typeOf().as<std::string>() == "function") {
+    progress = [&on_progress](std::string_view stage, double fraction) {
+      val event = val::object();
+      event.set("stage", std::string(stage));
+      event.set("fraction", fraction);
+      on_progress(event);
+    };
+  }
   std::string bytes = copy_in(u8);
   bool has_resolver = !opts.isUndefined() && !opts.isNull() && !opts["resolver"].isUndefined();
   ResolverData data(has_resolver ? opts["resolver"] : val::undefined());
@@ -136,7 +149,7 @@ val convert(const val& u8, const val& opts) {
                               ? opts["dataFile"].as<std::string>()
                               : "model.onnx.data";
   auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options,
-                                 has_resolver ? &data : nullptr, data_file);
+                                 progress, has_resolver ? &data : nullptr, data_file);
   if (!result) return failure(result.error());
   val out = val::object();
   auto model = result->output(bytes);
@@ -149,6 +162,22 @@ val convert(const val& u8, const val& opts) {
   }
   out.set("report", result->report.to_json().dump());
   return out;
+}
+
+// The graph description (core/describe.h) as a JSON string, or {error}. `labels` ({first output:
+// label}, from the input's description) keeps the report's labels of unnamed nodes.
+val describe(const val& u8, const val& labels) {
+  lattice::GraphView::Labels map;
+  if (labels.typeOf().as<std::string>() == "object" && !labels.isNull()) {
+    for (const auto& key : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", labels))) {
+      map.emplace(key, labels[key].as<std::string>());
+    }
+  }
+  std::string bytes = copy_in(u8);
+  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                                             map.empty() ? nullptr : &map);
+  if (!description) return failure(description.error());
+  return val(description->dump(false));
 }
 
 std::string catalogue() { return lattice::catalogue_json().dump(); }
@@ -246,6 +275,7 @@ int run_cli(const val& args, const val& host) {
 
 EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("convert", &convert);
+  emscripten::function("describe", &describe);
   emscripten::function("catalogue", &catalogue);
   emscripten::function("version", &version);
   emscripten::function("runCli", &run_cli);

@@ -17,6 +17,11 @@ export interface ConvertOptions {
   /** Where the converted model's tensor data goes: 'keep' (default: a data file if the input has
    *  one), 'external' (every tensor of 1 KiB or more in a data file), 'inline' (one file). */
   dataLayout?: 'keep' | 'external' | 'inline';
+  /** Accept skipMatches ids that match nothing (as the page does across target switches). Default false. */
+  ignoreUnknownSkips?: boolean;
+  /** Called as each stage of the conversion starts (parse, validate, each pass, audit, save, done);
+   *  `fraction` (0..1) is how much of the conversion is done. */
+  onProgress?: (event: { stage: string; fraction: number }) => void;
 }
 
 /** The data files of an external-data model, by `location`: a function, a Map or an object. */
@@ -30,6 +35,27 @@ export interface MemoryConvertOptions extends ConvertOptions {
   resolver?: Resolver;
   /** The `location` written into the converted model for its data file; default 'model.onnx.data'. */
   dataFile?: string;
+}
+
+/** A tensor a node reads or writes; `shape` null when not even the rank is known. */
+export interface TensorInfo { name: string; shape?: (number | string)[] | null; constant?: boolean }
+
+/** What describe() returns: the graph for a viewer, nodes labelled as the report labels them. */
+export interface ModelDescription {
+  bytes: number;
+  ir_version: number;
+  opset: number;
+  producer: string;
+  /** Elements in all initializers. */
+  parameters: number;
+  /** Graph inputs a caller feeds (weights left out) and graph outputs; symbolic dims by name, '?' unknown. */
+  inputs: { name: string; type: string; shape?: (number | string)[] | null }[];
+  outputs: { name: string; type: string; shape?: (number | string)[] | null }[];
+  nodes: {
+    name: string; op: string; domain?: string; unnamed?: boolean;
+    inputs: TensorInfo[]; outputs: TensorInfo[];
+    attributes: Record<string, number | string | (number | string)[]>;
+  }[];
 }
 
 export interface ModelStats {
@@ -105,9 +131,11 @@ export interface Converter {
    *  data in a file), exactly as the CLIs: external data is read from the model's folder (a
    *  location outside it is refused, ERR_ONNX_LATTICE_MODEL), and the outputs are written
    *  together or not at all. */
-  convertFile(inPath: string, outPath: string, options?: ConvertOptions): { report: Report };
+  convertFile(inPath: string, outPath: string, options?: Omit<ConvertOptions, 'onProgress' | 'ignoreUnknownSkips'>): { report: Report };
   /** The plan and the audit, converting nothing. */
   inspect(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions): Report;
+  /** The model's graph, inputs/outputs and card facts, for viewers. Throws for a model it cannot parse. */
+  describe(bytes: Uint8Array | ArrayBuffer): ModelDescription;
   patterns(): Catalogue;
   version: string;
 }

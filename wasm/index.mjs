@@ -1,4 +1,4 @@
-// The Node.js API: createConverter() -> { convert, inspect, patterns, version }.
+// The Node.js API: createConverter() -> { convert, inspect, describe, patterns, version }.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fsHost } from './fs_host.mjs';
@@ -98,9 +98,15 @@ export async function createConverter() {
   const state = { broken: null };
   const convert = (bytes, options = {}) => {
     const input = toBytes(bytes);
+    // onProgress is a callback, not a conversion option: the core checks the rest.
+    let onProgress;
+    if (options !== null && typeof options === 'object' && 'onProgress' in options) {
+      ({ onProgress, ...options } = options);
+      if (typeof onProgress !== 'function') throw codedError('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS');
+    }
     const resolver = resolverFrom(options?.resolver);
     const opts = resolver ? { ...options, resolver } : options;
-    const result = guard(state, () => module.convert(input, opts));
+    const result = guard(state, () => module.convert(input, opts, onProgress));
     if (result.error !== undefined) throw codedError(result.error, result.code);
     return { model: result.model, data: result.data, report: JSON.parse(result.report) };
   };
@@ -122,6 +128,11 @@ export async function createConverter() {
     convert,
     convertFile,
     inspect: (bytes, options = {}) => convert(bytes, { ...options, dryRun: true }).report,
+    describe: (bytes) => {
+      const result = guard(state, () => module.describe(toBytes(bytes), null));
+      if (typeof result !== 'string') throw new Error(result.error);
+      return JSON.parse(result);
+    },
     patterns: () => JSON.parse(module.catalogue()),
     version: module.version(),
   };

@@ -1,14 +1,20 @@
-// The page: picks a model, hands it to the worker, and shows the report. The page's defaults are
-// the CLI's (target lattice, BatchNorm folding on), so its download equals `onnx-lattice convert`.
+// The page: picks a model, hands it to the conversion worker, and shows the result — model card,
+// graph, plan, warnings, audit. The page's defaults are the CLI's (target lattice, BatchNorm
+// folding on), so its download equals `onnx-lattice convert`.
 import { drawRewrite } from './draw.js';
+import { GraphView } from './graph.js';
+import { renderAudit, renderCard, renderProps, showButton } from './panels.js';
 
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
 const ui = {
-  drop: document.querySelector('[data-testid="drop-zone"]'), file: $('file-input'), sample: $('sample-model'),
+  drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'),
   target: $('target'), fold: $('fold-bn'), convert: $('convert'), status: $('status'), error: $('error'),
-  results: $('results'), plan: $('plan'), warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
+  progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
+  results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
+  warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
   download: $('download'), downloadReport: $('download-report'), version: $('version'),
+  graphSwitch: document.querySelector('[data-testid="graph-switch"]'), props: $('node-props'), graphHeading: $('graph-heading'),
 };
 
 let worker = null;
@@ -16,6 +22,18 @@ let picked = false;  // a model has been chosen since the page loaded
 let working = false;  // the worker is converting something the page sent
 let modelName = 'model';
 let objectUrls = [];
+let busySince = null;  // when the work now under way was asked for (a file pick, a button)
+let ticker = null;
+let focusAfter = null;  // the option control to give focus back to when the work ends
+// What the user chose for this file, by match id: kept across target and fold switches and new
+// conversions, cleared when another file is loaded.
+let skipped = new Set();
+let current = null;  // {report, input, output, byName: {input: Map, converted: Map}}
+let drawing = null;  // the graph being drawn (a promise)
+
+const graph = new GraphView({
+  host: $('graph'), legend: $('legend'), zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
+}, (name) => selectNode(name, { fromGraph: true }));
 
 function startWorker() {
   worker = new Worker('worker.js');
@@ -25,7 +43,7 @@ function startWorker() {
     // overwritten by a start-up message that arrives late on a busy machine.
     if (data.type === 'ready') document.body.dataset.converter = 'ready';
     if (data.type === 'ready' && !picked) setStatus('Ready: choose a model, or try the sample.');
-    if (data.type === 'progress' && (working || !picked)) setStatus(data.stage);
+    if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
     if (data.type === 'result') showResult(data);
     if (data.type === 'error') showError(data.message);
   };
@@ -39,9 +57,34 @@ function startWorker() {
 
 function setStatus(text) { ui.status.textContent = text; }
 
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+function showProgress(stage, fraction) {
+  ui.stage.textContent = stage;
+  if (fraction !== undefined) ui.progress.setAttribute('value', String(Math.min(1, Math.max(0, fraction))));
+}
+
+// While busy the controls are disabled; focus on one of them would fall to <body>, so it moves to
+// the progress box, and on to the result heading (or the error) when the work ends.
 function busy(on) {
   working = on;
-  for (const control of [ui.sample, ui.convert, ui.file, ui.target, ui.fold]) control.disabled = on;
+  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fold];
+  if (on && ticker === null) {
+    busySince ??= performance.now();
+    ui.progressBox.hidden = false;
+    ui.progress.setAttribute('value', '0');
+    const active = document.activeElement;
+    focusAfter = active === ui.target || active === ui.fold ? active : null;
+    if (controls.includes(active) || active === document.body) ui.progressBox.focus();
+    ticker = setInterval(() => { ui.elapsed.textContent = seconds(performance.now() - busySince); }, 200);
+  } else if (!on) {
+    clearInterval(ticker);
+    ticker = null;
+    busySince = null;
+    ui.progressBox.hidden = true;
+    ui.elapsed.textContent = '';
+  }
+  for (const control of controls) control.disabled = on;
 }
 
 function showError(message) {
@@ -51,14 +94,16 @@ function showError(message) {
   ui.error.hidden = false;
   ui.error.textContent = `This model could not be converted: ${message}`;
   setStatus('Failed.');
+  if (!ui.error.contains(document.activeElement)) ui.error.focus();
 }
 
-function options(skipMatches = []) {
-  return { target: ui.target.value, foldBatchNorm: ui.fold.checked, skipMatches };
+function options() {
+  return { target: ui.target.value, foldBatchNorm: ui.fold.checked, skipMatches: [...skipped] };
 }
 
 function send(message, transfer = []) {
   if (!worker) startWorker();
+  setStatus(`Converting ${modelName}…`);
   ui.error.hidden = true;
   busy(true);
   worker.postMessage(message, transfer);
@@ -67,12 +112,17 @@ function send(message, transfer = []) {
 // `dataFiles`: the data files of an external-data model, dropped or picked with it.
 async function loadBytes(name, readBuffer, size, dataFiles = []) {
   picked = true;
+  const pickedAt = performance.now();
   if (size > MAX_MODEL_BYTES) {
     showError(`the file is ${(size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
     return;
   }
   modelName = name.replace(/\.onnx$/i, '') || 'model';
-  setStatus(`reading ${name}…`);
+  skipped = new Set();
+  setStatus(`Converting ${name}…`);
+  busySince = pickedAt;  // the status's time runs from the pick
+  busy(true);
+  showProgress(`reading ${name}`, 0);
   try {
     const bytes = await readBuffer();
     const files = Object.fromEntries(await Promise.all(dataFiles.map(async (f) => [f.name, await f.arrayBuffer()])));
@@ -96,38 +146,74 @@ function text(tag, content, className) {
   return e;
 }
 
+// The nodes a match concerns in a view: what it matched (input, or converted if still there) or
+// what replaced it.
+function matchNodes(m, view) {
+  return view === 'input' || !m.applied ? m.nodes : m.new_nodes;
+}
+
 function renderPlan(report) {
   ui.plan.replaceChildren();
   if (!report.matches.length) ui.plan.append(text('p', 'No pattern matched this model.', 'hint'));
+  const before = (n) => current.byName.input.get(n), after = (n) => current.byName.converted.get(n);
   for (const m of report.matches) {
     const row = document.createElement('div');
     row.className = 'match';
     row.dataset.testid = 'match-row';
     row.dataset.matchId = m.id;
-    const skipped = report.options.skip_matches.includes(m.id);
+    const isSkipped = skipped.has(m.id);
     const box = document.createElement('input');
     box.type = 'checkbox';
     box.checked = m.applied;
-    box.disabled = !m.applied && !skipped;  // refused by the tool: nothing to switch on
+    box.disabled = !m.applied && !isSkipped;  // refused by the tool: nothing to switch on
     box.setAttribute('aria-label', `apply ${m.id}`);
-    const id = text('div', m.id, 'id');
-    id.append(text('span', m.numerically_equivalent ? 'equivalent' : 'output will differ',
-      `tag ${m.numerically_equivalent ? 'eq' : 'neq'}`));
-    if (!m.applied) id.append(text('span', skipped ? 'skipped' : 'not applied', 'tag off'));
-    row.append(box, id, text('div', `${m.phase} · ${m.nodes.join(' → ')}`, 'meta'));
-    if (m.reason) row.append(text('div', m.reason, 'reason'));
-    row.append(drawRewrite(m));
+    box.addEventListener('change', () => { if (box.checked) skipped.delete(m.id); else skipped.add(m.id); });
+    const head = document.createElement('div');
+    head.className = 'id';
+    // Tags are separate words for a screen reader: "…/MaxPool, output will differ".
+    head.append(text('span', m.id, 'match-id'), text('span', ', ', 'visually-hidden'),
+      text('span', m.numerically_equivalent ? 'equivalent' : 'output will differ', `tag ${m.numerically_equivalent ? 'eq' : 'neq'}`));
+    if (!m.applied) head.append(text('span', ', ', 'visually-hidden'), text('span', isSkipped ? 'skipped' : 'not applied', 'tag off'));
+    const body = document.createElement('div');
+    body.className = 'body';
+    body.append(text('div', `${m.phase} · ${m.nodes.join(' → ')}`, 'meta'));
+    if (m.reason) body.append(text('div', m.reason, 'reason'));
+    body.append(drawRewrite(m, before, after));
+    const warnings = report.warnings.filter((w) => w.match_id === m.id);
+    if (warnings.length) {
+      const list = document.createElement('ul');
+      list.className = 'row-warnings';
+      list.setAttribute('aria-label', 'Warnings of this match');
+      for (const w of warnings) list.append(text('li', w.message, 'warn'));
+      body.append(list);
+    }
+    body.append(showButton(m.id, () => revealMatch(m)));
+    row.append(box, head, body);
+    row.addEventListener('click', (e) => {
+      if (e.target.closest('input, button, a')) return;
+      revealMatch(m);
+    });
     ui.plan.append(row);
   }
+  // Skips chosen for ids this conversion does not have (another target, say): said once, here.
+  const gone = [...skipped].filter((id) => !report.matches.some((m) => m.id === id));
+  ui.stale.hidden = !gone.length;
+  ui.stale.textContent = gone.length ? `No longer matched (your skip is kept for when it matches again): ${gone.join(', ')}` : '';
 }
 
-function renderList(list, items, testid) {
-  list.replaceChildren();
-  if (!items.length) list.append(text('li', 'None.'));
-  for (const item of items) {
-    const li = text('li', item);
-    if (testid) li.dataset.testid = testid;
-    list.append(li);
+function renderWarnings(report) {
+  ui.warnings.replaceChildren();
+  if (!report.warnings.length) ui.warnings.append(text('li', 'None.'));
+  for (const w of report.warnings) {
+    // The message itself is the button that shows the match in the graph.
+    const li = document.createElement('li');
+    li.dataset.testid = 'warning-row';
+    const m = report.matches.find((x) => x.id === w.match_id);
+    const button = text('button', w.message, 'link');
+    button.type = 'button';
+    button.addEventListener('click', () => revealMatch(m));
+    li.append(m ? button : w.message);
+    ui.warnings.append(li);
   }
 }
 
@@ -149,23 +235,115 @@ function offer(link, blob, fileName) {
   link.download = fileName;
 }
 
-function showResult({ report, model, ms }) {
+// A short stable name for a set of ids: FNV-1a (32 bits) of the sorted ids, 4 hex digits.
+function shortHash(ids) {
+  let h = 0x811c9dc5;
+  for (const c of new TextEncoder().encode([...ids].sort().join('\n'))) h = Math.imul(h ^ c, 0x01000193) >>> 0;
+  return (h >>> 16).toString(16).padStart(4, '0');
+}
+
+// "<name>.<target>.onnx"; non-default choices are added so variants do not overwrite each other:
+// `.no-fold`, and `.skip-<hash>` of the skips this conversion applied (a skip whose match no
+// longer exists changes nothing, so it does not change the name).
+function variantName(report) {
+  const o = report.options;
+  let name = `${modelName}.${o.target}`;
+  if (!o.fold_batch_norm) name += '.no-fold';
+  const applied = o.skip_matches.filter((id) => report.matches.some((m) => m.id === id));
+  if (applied.length) name += `.skip-${shortHash(applied)}`;
+  return name;
+}
+
+// Node states in each view, the first that holds: the target cannot run it (the audit names it —
+// whatever a match did, so every node the hardware cannot run shows), rewritten, refused (or
+// skipped) match, plain. The node's matches are still listed in its properties.
+function statesOf(report, view, byName) {
+  const states = new Map();
+  const mark = (name, state) => { if (byName.has(name) && !states.has(name)) states.set(name, state); };
+  for (const u of report.unsupported) mark(u.node, 'unsupported');
+  for (const m of report.matches) if (m.applied) for (const n of matchNodes(m, view)) mark(n, 'applied');
+  for (const m of report.matches) if (!m.applied) for (const n of m.nodes) mark(n, 'refused');
+  return states;
+}
+
+function currentView() { return ui.graphSwitch.querySelector('input:checked').value; }
+
+// Draws the chosen view; resolves false (with a message in the graph's place) when it cannot be
+// laid out, so the rest of the page keeps working.
+function drawGraph() {
+  const view = currentView();
+  const description = view === 'input' ? current.input : current.output;
+  drawing = graph.show(description, statesOf(current.report, view, current.byName[view])).then(() => true, (e) => {
+    graph.showMessage(`The graph could not be laid out: ${e.message}. The rest of the page works without it.`);
+    return false;
+  });
+  return drawing;
+}
+
+// Highlights the nodes `namesIn(view)` names: in `view` if given, else in the current view when it
+// has any of them, else in the other one — each view asked for its own names (a rewrite's nodes in
+// the input, the nodes it emitted in the converted model).
+async function reveal(namesIn, view) {
+  const has = (v) => namesIn(v).some((n) => current.byName[v].has(n));
+  let target = view ?? currentView();
+  if (!view && !has(target)) target = target === 'input' ? 'converted' : 'input';
+  if (target !== currentView()) {
+    ui.graphSwitch.querySelector(`input[value="${target}"]`).checked = true;
+    drawGraph();
+  }
+  if (!(await drawing)) return;
+  const names = namesIn(target);
+  graph.highlight(names);
+  const first = names.find((n) => current.byName[target].has(n));
+  if (first) selectNode(first, { view: target });
+  ui.graphHeading.scrollIntoView({ block: 'start' });
+}
+
+function revealMatch(m) { reveal((view) => matchNodes(m, view), null); }
+
+const narrow = window.matchMedia('(max-width: 760px)');
+
+// Shows a node's properties and marks it in the graph. `fromGraph`: picked in the graph itself;
+// on a narrow screen the panel is below the graph, so it is scrolled into view.
+function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
+  const node = current.byName[view].get(name);
+  if (!node) return;
+  // The panel is rebuilt: focus on one of its buttons ("Show in graph") would fall to <body>, so
+  // it goes to the panel's heading, which now names the node shown.
+  const hadFocus = ui.props.contains(document.activeElement);
+  graph.select(name);
+  renderProps(ui.props, node, current.report, view, revealMatch);
+  if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
+  if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
+}
+
+function showResult({ report, model, input, output, ms }) {
+  const started = busySince;
   busy(false);
   for (const url of objectUrls) URL.revokeObjectURL(url);
   objectUrls = [];
+  current = { report, input, output, byName: { input: new Map(input.nodes.map((n) => [n.name, n])),
+    converted: new Map(output.nodes.map((n) => [n.name, n])) } };
   ui.results.hidden = false;
   ui.convert.disabled = false;
   ui.version.textContent = report.tool.version;
+  renderCard(ui.card, report, input, output);
   renderPlan(report);
-  renderList(ui.warnings, report.warnings.map((w) => w.message), 'warning-row');
-  renderList(ui.audit, report.unsupported.map((u) => `${u.node} (${u.op_type}): ${u.reason}`), 'audit-row');
+  renderWarnings(report);
+  renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
   renderCounts(report);
-  offer(ui.download, new Blob([model], { type: 'application/octet-stream' }), `${modelName}.lattice.onnx`);
-  offer(ui.downloadReport, new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }),
-    `${modelName}.lattice.report.json`);
+  renderProps(ui.props, null);
+  const name = variantName(report);
+  offer(ui.download, new Blob([model], { type: 'application/octet-stream' }), `${name}.onnx`);
+  offer(ui.downloadReport, new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }), `${name}.report.json`);
   const applied = report.matches.filter((m) => m.applied).length;
-  setStatus(`Done in ${Math.round(ms)} ms: ${applied} of ${report.matches.length} matches applied, ` +
-    `${report.warnings.length} warnings, ${report.unsupported.length} nodes the hardware cannot run.`);
+  setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
+    `${report.matches.length} matches applied, ${report.warnings.length} warnings, ` +
+    `${report.unsupported.length} nodes the hardware cannot run.`);
+  // A switch of target or folding keeps focus where it was; a new model or "Convert again" goes
+  // to the result.
+  (focusAfter ?? ui.heading).focus();
+  drawGraph();
 }
 
 // Everything the page needs is fetched now, so it keeps working offline once loaded: the
@@ -186,16 +364,9 @@ ui.drop.addEventListener('drop', (e) => {
   ui.drop.classList.remove('over');
   loadFiles(e.dataTransfer.files);
 });
-ui.drop.addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); ui.file.click(); }
-});
 ui.sample.addEventListener('click', () => loadBytes('sample.onnx', async () => (await sampleBytes).slice(0), 0));
-ui.convert.addEventListener('click', () => {
-  const skip = [...ui.plan.querySelectorAll('[data-testid="match-row"]')]
-    .filter((row) => { const box = row.querySelector('input'); return !box.checked && !box.disabled; })
-    .map((row) => row.dataset.matchId);
-  send({ type: 'convert', options: options(skip) });
-});
+ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
 for (const control of [ui.target, ui.fold]) {
   control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
 }
+ui.graphSwitch.addEventListener('change', () => { if (current) drawGraph(); });

@@ -1,36 +1,42 @@
-// A small before/after drawing of one rewrite: the matched chain of ops, an arrow, and the
-// chain that replaced it. Plain SVG, built with DOM calls (no innerHTML of report text).
-const NS = 'http://www.w3.org/2000/svg';
-const BOX_W = 92, BOX_H = 24, GAP = 14, ROW = 40;
+// The before/after drawing of one rewrite: the matched chain and the chain that replaced it, each
+// box carrying the attributes that matter (kernel, stride, pads, channels). The "after" row shows
+// the nodes as they are in the converted model — after folding when folding is on — so a BatchNorm
+// that folding removed a moment later is not drawn. Plain HTML lists, so rows wrap on a phone.
+import { opLabel, shortOp } from './ops.js';
 
-function el(name, attrs, text) {
-  const e = document.createElementNS(NS, name);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-const SHORT = { BatchNormalization: 'BatchNorm', GlobalAveragePool: 'GlobalAvgPool' };
-
-function row(svg, ops, y, fill) {
-  ops.map((op) => SHORT[op] ?? op).forEach((op, i) => {
-    const x = 70 + i * (BOX_W + GAP);
-    svg.append(el('rect', { x, y, width: BOX_W, height: BOX_H, rx: 4, fill, stroke: '#5b6577' }));
-    svg.append(el('text', { x: x + BOX_W / 2, y: y + 16, 'text-anchor': 'middle' }, op.length > 15 ? `${op.slice(0, 14)}…` : op));
-    if (i > 0) svg.append(el('line', { x1: x - GAP, y1: y + BOX_H / 2, x2: x, y2: y + BOX_H / 2, stroke: '#5b6577' }));
-  });
-}
-
-export function drawRewrite(match) {
-  const after = match.applied ? match.new_node_ops : [];
-  const width = 80 + Math.max(match.node_ops.length, after.length, 1) * (BOX_W + GAP);
-  const svg = el('svg', { viewBox: `0 0 ${width} ${after.length ? 2 * ROW + 4 : ROW}`, width, role: 'img',
-    'aria-label': `${match.node_ops.join(' → ')} becomes ${after.join(' → ') || 'unchanged'}` });
-  svg.append(el('text', { x: 0, y: 20 }, 'before'));
-  row(svg, match.node_ops, 4, '#f4f6f9');
-  if (after.length) {
-    svg.append(el('text', { x: 0, y: ROW + 20 }, 'after'));
-    row(svg, after, ROW + 4, '#e6f0fb');
+function chain(label, nodes, className) {
+  const row = document.createElement('div');
+  row.className = `chain ${className}`;
+  const name = document.createElement('span');
+  name.className = 'chain-label';
+  name.textContent = label;
+  const list = document.createElement('ol');
+  list.className = 'ops';
+  for (const node of nodes) {
+    const item = document.createElement('li');
+    item.className = 'op';
+    item.textContent = node.label;
+    item.title = node.name;
+    list.append(item);
   }
-  return svg;
+  row.append(name, list);
+  return row;
+}
+
+// `before(name)` and `after(name)` find a node in the input and the converted model's description
+// (undefined when it is not there); without them the boxes show op types only.
+export function drawRewrite(match, before, after) {
+  const box = (name, op, find) => {
+    const node = find?.(name);
+    return { name, label: node ? opLabel(node) : shortOp(op) };
+  };
+  const drawing = document.createElement('div');
+  drawing.className = 'drawing';
+  drawing.append(chain('before', match.nodes.map((n, i) => box(n, match.node_ops[i], before)), 'before'));
+  if (match.applied) {
+    // Emitted nodes a later pass removed (an SPPF BatchNorm folded into its Conv) are not drawn.
+    const final = match.new_nodes.map((n, i) => [n, match.new_node_ops[i]]).filter(([n]) => !after || after(n));
+    drawing.append(chain('after', final.map(([n, op]) => box(n, op, after)), 'after'));
+  }
+  return drawing;
 }

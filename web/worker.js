@@ -1,41 +1,70 @@
-// The page's Web Worker: owns the WebAssembly module and the model bytes, so the page never
-// freezes. Messages in: {type: 'load', bytes (transferred), files, options} and {type: 'convert',
-// options}, and {type: 'init'} to load the module ahead of time; out: ready, progress, result
-// (the model's buffer transferred back) or error. `files` are an external-data model's data files
-// by name (ArrayBuffers, transferred), matched to its tensors' `location`s.
+// The page's conversion worker: owns the WebAssembly module and the model bytes, so the page never
+// freezes. Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', bytes
+// (transferred), files, options} and {type: 'convert', options}. Out: ready; progress {stage, fraction}
+// as the core reports each stage; result {report, model (transferred), input, output (the graph
+// descriptions), ms}; error {message}. `files` are an external-data model's data files by name
+// (ArrayBuffers, transferred), matched to its tensors' `location`s.
 /* global OnnxLattice, importScripts */
 importScripts('onnx_lattice.js');
 
 let module = null;
-let input = null;  // the model as dropped, kept here for converting again with other options
-let files = new Map();  // its data files, by name
+let input = null;             // the model as dropped, kept for converting again with other options
+let inputDescription = null;  // described once per model: it does not depend on the options
+let files = new Map();         // the model's data files, by name
 const post = (message, transfer = []) => self.postMessage(message, transfer);
+
+// The bar's scale: the core's stages fill most of it, describing the graphs for the view the rest.
+const CORE_SHARE = 0.85;
 
 async function ready() {
   if (!module) {
-    post({ type: 'progress', stage: 'loading the converter (WebAssembly)…' });
+    post({ type: 'progress', stage: 'loading the converter (WebAssembly)', fraction: 0 });
     module = await OnnxLattice({ printErr: () => {} });
   }
   return module;
 }
 
-function convert(options) {
-  post({ type: 'progress', stage: `converting ${(input.byteLength / 2 ** 20).toFixed(1)} MiB…` });
-  const started = performance.now();
-  let result;
+// Built without C++ exceptions: running out of heap aborts the module (a RuntimeError or a bare
+// number). Say so in words and start from a fresh module next time.
+function guarded(fn) {
   try {
-    // With data files the download is one file, the data inline: one model to save, as before.
-    const withData = files.size ? { ...options, resolver: (location) => files.get(location) ?? null, dataLayout: 'inline' } : options;
-    result = module.convert(input, withData);
+    return fn();
   } catch (e) {
-    // Built without C++ exceptions: running out of heap aborts the module (a RuntimeError or a
-    // bare number). Say so in words and start from a fresh module next time.
     module = null;
+    inputDescription = null;
     throw new Error('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)');
   }
+}
+
+function describe(bytes, labels) {
+  const text = guarded(() => module.describe(bytes, labels));
+  if (typeof text !== 'string') throw new Error(text.error);
+  return JSON.parse(text);
+}
+
+// Labels of the input's unnamed nodes by first output, so the converted graph's untouched
+// unnamed nodes keep the names the report gives them.
+function labelsOf(description) {
+  const labels = {};
+  for (const node of description.nodes) if (node.unnamed && node.outputs.length) labels[node.outputs[0].name] = node.name;
+  return labels;
+}
+
+function convert(options) {
+  const started = performance.now();
+  const onProgress = ({ stage, fraction }) => post({ type: 'progress', stage, fraction: fraction * CORE_SHARE });
+  // The page keeps skips across target switches and shows those that no longer match.
+  // With data files the download is one file, the data inline: one model to save.
+  const data = files.size ? { resolver: (location) => files.get(location) ?? null, dataLayout: 'inline' } : {};
+  const result = guarded(() => module.convert(input, { ...options, ...data, ignoreUnknownSkips: true }, onProgress));
   if (result.error !== undefined) throw new Error(result.error);
+  const report = JSON.parse(result.report);
+  post({ type: 'progress', stage: 'describing the graph', fraction: CORE_SHARE });
+  inputDescription ??= describe(input, null);
+  const changed = report.matches.some((m) => m.applied);
+  const output = changed && result.model ? describe(result.model, labelsOf(inputDescription)) : inputDescription;
   const model = result.model ? result.model.buffer : null;
-  post({ type: 'result', report: JSON.parse(result.report), model, ms: performance.now() - started },
+  post({ type: 'result', report, model, input: inputDescription, output, ms: performance.now() - started },
     model ? [model] : []);
 }
 
@@ -45,6 +74,7 @@ self.onmessage = async ({ data }) => {
     if (data.type === 'init') return post({ type: 'ready' });
     if (data.type === 'load') {
       input = new Uint8Array(data.bytes);
+      inputDescription = null;
       files = new Map(Object.entries(data.files ?? {}).map(([name, buffer]) => [name, new Uint8Array(buffer)]));
     }
     if (!input) throw new Error('no model loaded');

@@ -188,7 +188,7 @@ class Runner {
                                 ? "model.onnx.data"
                                 : base_name(destinations[0].target.resolved) + ".data";
     auto result =
-        convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, &data, data_file);
+        convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, {}, &data, data_file);
     if (!result) {
       const Error& e = result.error();
       if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));

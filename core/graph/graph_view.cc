@@ -1,5 +1,7 @@
 #include "core/graph/graph_view.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/onnx/domain.h"
@@ -7,6 +9,20 @@
 #include "core/onnx/subgraph.h"
 
 namespace lattice {
+
+namespace {
+
+const std::vector<int> kNone;
+
+void erase_id(std::unordered_map<std::string, std::vector<int>>& index, const std::string& name, int id) {
+  auto it = index.find(name);
+  if (it == index.end()) return;
+  auto& ids = it->second;
+  ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+  if (ids.empty()) index.erase(it);
+}
+
+}  // namespace
 
 GraphView::Labels GraphView::original_labels(const onnx::GraphProto& graph) {
   // Every node gets a label no other node has: its name; `<op_type>_<index>` when unnamed; and
@@ -36,29 +52,67 @@ GraphView::Labels GraphView::original_labels(const onnx::GraphProto& graph) {
 GraphView::GraphView(const onnx::GraphProto& graph, const Labels* labels, int64_t ir_version)
     : graph_(graph), labels_(labels), initializer_inputs_overridable_(ir_version >= 4) {
   for (const auto& input : graph.input()) inputs_.insert(input.name());
-  for (const auto& output : graph.output()) outputs_.insert(output.name());
+  for (int i = 0; i < graph.output_size(); ++i) outputs_.emplace(graph.output(i).name(), i);
   for (const auto& init : graph.initializer()) initializers_.emplace(init.name(), &init);
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const auto& node = graph.node(i);
-    for (const auto& output : node.output()) {
-      if (!output.empty()) producer_.emplace(output, i);
-    }
-    for (const auto& input : node.input()) {
-      if (input.empty()) continue;
-      auto& readers = consumers_[input];
-      if (readers.empty() || readers.back() != i) readers.push_back(i);
-    }
-    for (const auto& name : implicit_inputs(node)) ++implicit_readers_[name];
+  int n = graph.node_size();
+  nodes_.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    nodes_.push_back(&graph.node(i));
+    alive_.push_back(1);
+    order_.push_back(static_cast<uint64_t>(i + 1) * kOrderGap);
+    prev_.push_back(i - 1);
+    next_.push_back(i + 1 < n ? i + 1 : -1);
+    link(i);
   }
+  first_ = n > 0 ? 0 : -1;
+  last_ = n - 1;
 }
 
-std::string GraphView::label(int i) const {
-  const auto& node = graph_.node(i);
+void GraphView::link(int id) {
+  const auto& node = *nodes_[id];
+  for (const auto& output : node.output()) {
+    if (!output.empty()) producer_.emplace(output, id);
+  }
+  auto by_order = [this](int a, int b) { return order_[a] < order_[b]; };
+  for (const auto& input : node.input()) {
+    if (input.empty()) continue;
+    auto& readers = consumers_[input];
+    auto at = std::upper_bound(readers.begin(), readers.end(), id, by_order);
+    if (at == readers.begin() || *(at - 1) != id) readers.insert(at, id);
+  }
+  for (const auto& name : implicit_inputs(node)) implicit_readers_[name].push_back(id);
+}
+
+void GraphView::unlink(int id) {
+  const auto& node = *nodes_[id];
+  for (const auto& output : node.output()) {
+    auto it = producer_.find(output);
+    if (it != producer_.end() && it->second == id) producer_.erase(it);
+  }
+  for (const auto& input : node.input()) erase_id(consumers_, input, id);
+  for (const auto& name : implicit_inputs(node)) erase_id(implicit_readers_, name, id);
+}
+
+int GraphView::next(int id) const {
+  int n = next_[id];
+  while (n >= 0 && !alive(n)) n = next_[n];
+  return n;
+}
+
+int GraphView::position(int id) const {
+  if (!edited_) return id;
+  int index = 0;
+  for (int n = first_; n >= 0 && n != id; n = next(n)) ++index;
+  return index;
+}
+
+std::string GraphView::label(int id) const {
+  const auto& node = *nodes_[id];
   if (labels_ && node.output_size() > 0) {
     auto it = labels_->find(node.output(0));
     if (it != labels_->end()) return it->second;
   }
-  return node_label(node, i);
+  return node.name().empty() ? node_label(node, position(id)) : node.name();
 }
 
 int GraphView::producer(const std::string& name) const {
@@ -67,15 +121,17 @@ int GraphView::producer(const std::string& name) const {
 }
 
 const std::vector<int>& GraphView::consumers(const std::string& name) const {
-  static const std::vector<int> kNone;
   auto it = consumers_.find(name);
   return it == consumers_.end() ? kNone : it->second;
 }
 
+const std::vector<int>& GraphView::implicit_readers(const std::string& name) const {
+  auto it = implicit_readers_.find(name);
+  return it == implicit_readers_.end() ? kNone : it->second;
+}
+
 int GraphView::reader_count(const std::string& name) const {
-  auto implicit = implicit_readers_.find(name);
-  return static_cast<int>(consumers(name).size()) + (implicit == implicit_readers_.end() ? 0 : implicit->second) +
-         (is_graph_output(name) ? 1 : 0);
+  return static_cast<int>(consumers(name).size() + implicit_readers(name).size()) + (is_graph_output(name) ? 1 : 0);
 }
 
 const onnx::TensorProto* GraphView::initializer(const std::string& name) const {
@@ -88,7 +144,7 @@ const onnx::TensorProto* GraphView::constant(const std::string& name) const {
   if (const auto* init = initializer(name)) return init;
   int p = producer(name);
   if (p < 0) return nullptr;
-  const auto& node = graph_.node(p);
+  const auto& node = *nodes_[p];
   if (node.op_type() != "Constant" || !is_default_domain(node.domain())) return nullptr;
   for (const auto& a : node.attribute()) {
     if (a.name() == "value" && a.has_t()) return &a.t();

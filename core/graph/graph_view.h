@@ -1,6 +1,13 @@
 #pragma once
-// A read-only index over a GraphProto: who produces and who reads each tensor (reads inside
-// If/Loop/Scan bodies included), and which tensors are constants. Rebuilt after each rewrite.
+// An index over a GraphProto: who produces and who reads each tensor (reads inside If/Loop/Scan
+// bodies included), which tensors are constants, and the order of the nodes. Read-only to
+// everyone but the Rewriter, which keeps it current as it edits the graph (only where the graph
+// changed), so the engine never rebuilds it per rewrite.
+//
+// Nodes are named by ids that stay put while the Rewriter edits: on a fresh view the id is the
+// node's index in the graph; removed ids stay dead and new nodes get new ids. Walk the nodes in
+// graph order with first()/next().
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,16 +29,28 @@ class GraphView {
   explicit GraphView(const onnx::GraphProto& graph, const Labels* labels = nullptr, int64_t ir_version = 8);
   static Labels original_labels(const onnx::GraphProto& graph);
 
+  // The GraphProto the view was built from. While the Rewriter edits, its node list also holds
+  // removed nodes and is not in order; the view is the truth until Rewriter::finish().
   const onnx::GraphProto& graph() const { return graph_; }
-  int size() const { return graph_.node_size(); }
-  const onnx::NodeProto& node(int i) const { return graph_.node(i); }
+  // One past the largest node id; ids below it may be dead (see alive()).
+  int size() const { return static_cast<int>(nodes_.size()); }
+  const onnx::NodeProto& node(int id) const { return *nodes_[id]; }
+  bool alive(int id) const { return alive_[id] != 0; }
+  // The graph's nodes in order: first() then next() until -1. next() of a removed node leads to
+  // the first live node after where it was.
+  int first() const { return first_; }
+  int next(int id) const;
+  // Whether live node `a` comes before live node `b` in the graph.
+  bool before(int a, int b) const { return order_[a] < order_[b]; }
   // The node's unique label: its name, `<op_type>_<index>` if unnamed, `name#k` if repeated.
-  std::string label(int i) const;
+  std::string label(int id) const;
 
-  // Index of the node writing `name`, or -1 (graph input, initializer, or nothing).
+  // Id of the node writing `name`, or -1 (graph input, initializer, or nothing).
   int producer(const std::string& name) const;
   // Nodes of this graph reading `name` as an explicit input, in node order, each once.
   const std::vector<int>& consumers(const std::string& name) const;
+  // Nodes whose subgraphs read `name`, each once.
+  const std::vector<int>& implicit_readers(const std::string& name) const;
   // Everything that reads `name`: explicit consumers, nodes whose subgraphs read it, graph outputs.
   int reader_count(const std::string& name) const;
   bool is_graph_output(const std::string& name) const { return outputs_.contains(name); }
@@ -47,13 +66,29 @@ class GraphView {
   const onnx::TensorProto* initializer(const std::string& name) const;
 
  private:
+  friend class Rewriter;
+  // Order keys are spaced this far apart, so nodes can be inserted between two neighbours many
+  // times before the Rewriter has to renumber them (by rebuilding the view).
+  static constexpr uint64_t kOrderGap = uint64_t{1} << 40;
+
+  int position(int id) const;  // the index in graph order, by walking: only for unnamed labels
+  void link(int id);           // indexes a node's reads and writes
+  void unlink(int id);         // removes them again
+
   const onnx::GraphProto& graph_;
   const Labels* labels_;
   bool initializer_inputs_overridable_;
+  bool edited_ = false;
+  std::vector<const onnx::NodeProto*> nodes_;  // by id
+  std::vector<char> alive_;
+  std::vector<uint64_t> order_;     // increasing along the graph order
+  std::vector<int> prev_, next_;    // the graph order as a list; -1 at the ends
+  int first_ = -1, last_ = -1;
   std::unordered_map<std::string, int> producer_;
   std::unordered_map<std::string, std::vector<int>> consumers_;
-  std::unordered_map<std::string, int> implicit_readers_;
-  std::unordered_set<std::string> outputs_, inputs_;
+  std::unordered_map<std::string, std::vector<int>> implicit_readers_;
+  std::unordered_map<std::string, int> outputs_;  // name -> its first index in graph.output
+  std::unordered_set<std::string> inputs_;
   std::unordered_map<std::string, const onnx::TensorProto*> initializers_;
 };
 

@@ -123,7 +123,7 @@ class NodeRules {
 }  // namespace
 
 Status check_operator_rules(const GraphView& view, const Shapes& shapes) {
-  for (int i = 0; i < view.size(); ++i) {
+  for (int i = view.first(); i >= 0; i = view.next(i)) {
     if (!is_default_domain(view.node(i).domain())) continue;
     if (auto s = NodeRules(view, shapes, i).check(); !s) return s;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <unordered_set>
 
@@ -62,51 +63,57 @@ const std::unordered_set<std::string>& broadcast_ops() {
 
 }  // namespace
 
+namespace {
+
+// Where inference reads and writes: the Shapes of a whole graph, or a ShapeDraft over them.
+struct ShapeAccess {
+  std::function<const Shape*(const std::string&)> of;
+  std::function<const onnx::TensorProto*(const std::string&)> constant;
+  std::function<void(const std::string&, Shape)> set;
+};
+
+void infer(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& access);
+
+}  // namespace
+
 Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset) {
-  seed();
-  // Node order is topological for every graph this tool writes; a second pass covers inputs
-  // that arrive unsorted.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const auto& node : view.graph().node()) infer(node);
-  }
-}
-
-Shapes::Shapes(const GraphView& view, int64_t opset, const std::vector<const onnx::NodeProto*>& nodes,
-               const std::vector<onnx::TensorProto>& extra_initializers)
-    : view_(view), opset_(opset) {
-  seed();
-  for (const auto& t : extra_initializers) {
-    extra_constants_[t.name()] = &t;
-    shapes_[t.name()] = Shape(t.dims().begin(), t.dims().end());
-  }
-  for (const auto* node : nodes) {
-    for (const auto& a : node->attribute()) {
-      if (node->op_type() == "Constant" && a.name() == "value" && a.has_t()) extra_constants_[node->output(0)] = &a.t();
-    }
-  }
-  for (const auto* node : nodes) infer(*node);
-}
-
-const onnx::TensorProto* Shapes::constant(const std::string& name) const {
-  auto it = extra_constants_.find(name);
-  return it != extra_constants_.end() ? it->second : view_.constant(name);
-}
-
-void Shapes::seed() {
-  const auto& view = view_;
   const auto& g = view.graph();
   for (const auto& info : g.value_info()) {
-    if (has_shape(info)) shapes_[info.name()] = from_type(info.type());
+    if (has_shape(info)) seeds_[info.name()] = from_type(info.type());
   }
   for (const auto& info : g.output()) {
-    if (has_shape(info)) shapes_[info.name()] = from_type(info.type());
+    if (has_shape(info)) seeds_[info.name()] = from_type(info.type());
   }
   for (const auto& info : g.input()) {
-    if (has_shape(info)) shapes_[info.name()] = from_type(info.type());
+    if (has_shape(info)) seeds_[info.name()] = from_type(info.type());
   }
+  shapes_ = seeds_;
   for (const auto& init : g.initializer()) {
     if (!view.is_overridable_input(init.name())) shapes_[init.name()] = Shape(init.dims().begin(), init.dims().end());
   }
+  ShapeAccess access{[this](const std::string& name) { return of(name); },
+                     [this](const std::string& name) { return view_.constant(name); },
+                     [this](const std::string& name, Shape shape) {
+                       if (!name.empty()) shapes_[name] = std::move(shape);
+                     }};
+  // Node order is topological for every graph this tool writes; a second pass covers inputs
+  // that arrive unsorted.
+  bool sorted = true;
+  for (int n = view.first(); n >= 0; n = view.next(n)) {
+    const auto& node = view.node(n);
+    for (const auto& in : node.input()) {
+      int p = view.producer(in);
+      sorted = sorted && (p < 0 || p == n || view.before(p, n));
+    }
+    infer(node, opset_, access);
+  }
+  if (sorted) return;
+  for (int n = view.first(); n >= 0; n = view.next(n)) infer(view.node(n), opset_, access);
+}
+
+const Shape* Shapes::seed_of(const std::string& name) const {
+  auto it = seeds_.find(name);
+  return it == seeds_.end() ? nullptr : &it->second;
 }
 
 const Shape* Shapes::of(const std::string& name) const {
@@ -123,24 +130,84 @@ const Shape* Shapes::concrete(const std::string& name) const {
   return s;
 }
 
-void Shapes::set(const std::string& name, Shape shape) {
-  if (!name.empty()) shapes_[name] = std::move(shape);
+void Shapes::commit(const ShapeDraft& draft) {
+  for (const auto& [name, shape] : draft.shapes_) {
+    if (shape) {
+      shapes_[name] = *shape;
+    } else {
+      shapes_.erase(name);
+    }
+  }
 }
 
-void Shapes::infer(const onnx::NodeProto& node) {
+void Shapes::add_initializer(const onnx::TensorProto& t) {
+  shapes_[t.name()] = Shape(t.dims().begin(), t.dims().end());
+}
+
+void Shapes::forget(const std::string& name) {
+  seeds_.erase(name);
+  shapes_.erase(name);
+}
+
+void ShapeDraft::add_initializer(const onnx::TensorProto& t) {
+  constants_[t.name()] = &t;
+  shapes_[t.name()] = Shape(t.dims().begin(), t.dims().end());
+}
+
+void ShapeDraft::add_constant_node(const onnx::NodeProto& node) {
+  if (node.op_type() != "Constant") return;
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "value" && a.has_t()) constants_[node.output(0)] = &a.t();
+  }
+}
+
+const Shape* ShapeDraft::of(const std::string& name) const {
+  auto it = shapes_.find(name);
+  if (it == shapes_.end()) return base_.of(name);
+  return it->second ? &*it->second : nullptr;
+}
+
+std::vector<std::string> ShapeDraft::infer(const onnx::NodeProto& node) {
+  // As in a whole-graph inference: what the graph declares, unless inference says otherwise.
+  for (const auto& o : node.output()) {
+    if (o.empty()) continue;
+    const Shape* declared = base_.seed_of(o);
+    shapes_[o] = declared ? std::optional<Shape>(*declared) : std::nullopt;
+  }
+  ShapeAccess access{[this](const std::string& name) { return of(name); },
+                     [this](const std::string& name) {
+                       auto it = constants_.find(name);
+                       return it != constants_.end() ? it->second : base_.view_.constant(name);
+                     },
+                     [this](const std::string& name, Shape shape) {
+                       if (!name.empty()) shapes_[name] = std::move(shape);
+                     }};
+  lattice::infer(node, base_.opset_, access);
+  std::vector<std::string> changed;
+  for (const auto& o : node.output()) {
+    if (o.empty()) continue;
+    const Shape *before = base_.of(o), *now = of(o);
+    if ((before == nullptr) != (now == nullptr) || (before && *before != *now)) changed.push_back(o);
+  }
+  return changed;
+}
+
+namespace {
+
+void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& access) {
   if (!is_default_domain(node.domain())) return;
   const std::string& op = node.op_type();
-  auto input = [&](int i) -> const Shape* { return i < node.input_size() ? of(node.input(i)) : nullptr; };
+  auto input = [&](int i) -> const Shape* { return i < node.input_size() ? access.of(node.input(i)) : nullptr; };
   auto ints_of = [&](int i) -> std::optional<std::vector<int64_t>> {
     if (i >= node.input_size()) return std::nullopt;
-    const auto* t = constant(node.input(i));
+    const auto* t = access.constant(node.input(i));
     if (!t) return std::nullopt;
     auto v = read_int_values(*t, node.input(i));
     return v ? std::optional(std::move(v).value()) : std::nullopt;
   };
   auto floats_of = [&](int i) -> std::optional<std::vector<double>> {
     if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
-    const auto* t = constant(node.input(i));
+    const auto* t = access.constant(node.input(i));
     if (!t) return std::nullopt;
     auto v = read_values(*t, node.input(i));
     return v ? std::optional(std::move(v).value()) : std::nullopt;
@@ -151,10 +218,10 @@ void Shapes::infer(const onnx::NodeProto& node) {
 
   if (op == "Constant") {
     for (const auto& a : node.attribute()) {
-      if (a.name() == "value" && a.has_t()) set(out, Shape(a.t().dims().begin(), a.t().dims().end()));
+      if (a.name() == "value" && a.has_t()) access.set(out, Shape(a.t().dims().begin(), a.t().dims().end()));
     }
   } else if (same_shape_ops().contains(op)) {
-    if (x) set(out, *x);
+    if (x) access.set(out, *x);
   } else if (broadcast_ops().contains(op)) {
     std::optional<Shape> s;
     for (int i = 0; i < node.input_size(); ++i) {
@@ -162,7 +229,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
       if (!in) return;
       s = s ? broadcast(*s, *in) : *in;
     }
-    if (s) set(out, *s);
+    if (s) access.set(out, *s);
   } else if (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
     if (!x || x->size() < 3) return;
     const Shape* w = input(1);
@@ -189,13 +256,13 @@ void Shapes::infer(const onnx::NodeProto& node) {
     } else {
       for (size_t i = 0; i < win->rank(); ++i) s.push_back(window_output(*win, i, (*x)[i + 2]));
     }
-    set(out, s);
-    if (op == "MaxPool" && node.output_size() > 1) set(node.output(1), s);
+    access.set(out, s);
+    if (op == "MaxPool" && node.output_size() > 1) access.set(node.output(1), s);
   } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     if (!x || x->size() < 3) return;
     Shape s(x->begin(), x->begin() + 2);
     s.resize(x->size(), 1);
-    set(out, s);
+    access.set(out, s);
   } else if (op == "ReduceMean" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceMin") {
     if (!x) return;
     bool keep = attr::get_int(node, "keepdims", 1) != 0;
@@ -217,7 +284,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
         s.push_back(1);
       }
     }
-    set(out, s);
+    access.set(out, s);
   } else if (op == "Pad") {
     if (!x) return;
     auto pads = opset_ >= 11 ? ints_of(1) : attr::get_ints(node, "pads");
@@ -226,7 +293,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
     for (size_t i = 0; i < s.size(); ++i) {
       if (s[i] >= 0) s[i] += (*pads)[i] + (*pads)[i + s.size()];
     }
-    set(out, s);
+    access.set(out, s);
   } else if (op == "Concat") {
     if (!x) return;
     int64_t axis = attr::get_int(node, "axis", 1);
@@ -239,18 +306,18 @@ void Shapes::infer(const onnx::NodeProto& node) {
       if (!in || in->size() != s.size()) return;
       s[a] = (s[a] < 0 || (*in)[a] < 0) ? -1 : s[a] + (*in)[a];
     }
-    set(out, s);
+    access.set(out, s);
   } else if (op == "Flatten") {
     if (!x) return;
     int64_t axis = attr::get_int(node, "axis", 1);
     if (axis < 0) axis += static_cast<int64_t>(x->size());
     if (axis < 0 || axis > static_cast<int64_t>(x->size())) return;
-    set(out, {product(*x, 0, static_cast<size_t>(axis)), product(*x, static_cast<size_t>(axis), x->size())});
+    access.set(out, {product(*x, 0, static_cast<size_t>(axis)), product(*x, static_cast<size_t>(axis), x->size())});
   } else if (op == "Gemm") {
     const Shape* b = input(1);
     if (!x || !b || x->size() != 2 || b->size() != 2) return;
     bool ta = attr::get_int(node, "transA", 0) != 0, tb = attr::get_int(node, "transB", 0) != 0;
-    set(out, {ta ? (*x)[1] : (*x)[0], tb ? (*b)[0] : (*b)[1]});
+    access.set(out, {ta ? (*x)[1] : (*x)[0], tb ? (*b)[0] : (*b)[1]});
   } else if (op == "MatMul") {
     const Shape* b = input(1);
     if (!x || !b || x->empty() || b->empty()) return;
@@ -260,7 +327,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
     Shape batch = broadcast(Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2));
     if (x->size() > 1) batch.push_back(a2[a2.size() - 2]);
     if (b->size() > 1) batch.push_back(b2.back());
-    set(out, batch);
+    access.set(out, batch);
   } else if (op == "Reshape") {
     auto target = ints_of(1);
     if (!target) return;
@@ -281,7 +348,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
       int64_t total = x ? product(*x, 0, x->size()) : -1;
       s[static_cast<size_t>(infer_at)] = (total >= 0 && known > 0) ? total / known : -1;
     }
-    set(out, s);
+    access.set(out, s);
   } else if (op == "Resize" || op == "Upsample") {
     if (!x) return;
     // Upsample(X, scales); Resize-10(X, scales); Resize-11+(X, roi, scales, sizes).
@@ -292,12 +359,12 @@ void Shapes::infer(const onnx::NodeProto& node) {
         for (int i = 0; i < a->floats_size() && i < static_cast<int>(s.size()); ++i) {
           if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * a->floats(i)));
         }
-        set(out, s);
+        access.set(out, s);
       }
       return;
     }
     if (auto sizes = ints_of(3); sizes && sizes->size() == x->size()) {
-      set(out, *sizes);
+      access.set(out, *sizes);
       return;
     }
     auto scales = floats_of(scales_at);
@@ -306,7 +373,7 @@ void Shapes::infer(const onnx::NodeProto& node) {
     for (size_t i = 0; i < s.size(); ++i) {
       if (s[i] >= 0) s[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[i]) * (*scales)[i]));
     }
-    set(out, s);
+    access.set(out, s);
   } else if (op == "Transpose") {
     if (!x) return;
     auto perm = attr::get_ints(node, "perm");
@@ -316,9 +383,11 @@ void Shapes::infer(const onnx::NodeProto& node) {
       if (from >= x->size()) return;
       s[i] = (*x)[from];
     }
-    set(out, s);
+    access.set(out, s);
   }
 }
+
+}  // namespace
 
 bool same_shape(const Shape& a, const Shape& b) {
   if (a.size() != b.size()) return false;
@@ -328,7 +397,10 @@ bool same_shape(const Shape& a, const Shape& b) {
   return true;
 }
 
-std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes) {
+namespace {
+
+template <typename ShapeTable>
+std::optional<std::string> conflict_in(const onnx::NodeProto& node, const ShapeTable& shapes) {
   const std::string& op = node.op_type();
   bool concat = op == "Concat";
   if (!concat && !broadcast_ops().contains(op)) return std::nullopt;
@@ -365,6 +437,16 @@ std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Sha
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const Shapes& shapes) {
+  return conflict_in(node, shapes);
+}
+
+std::optional<std::string> shape_conflict(const onnx::NodeProto& node, const ShapeDraft& shapes) {
+  return conflict_in(node, shapes);
 }
 
 std::string format_shape(const Shape& shape) {

@@ -39,25 +39,17 @@ int next_node(const Pattern& pattern, const Step& step, const MatchContext& ctx,
 
 }  // namespace
 
-std::vector<Match> find_matches(const Pattern& pattern, const MatchContext& ctx) {
-  std::vector<Match> matches;
-  for (int anchor = 0; anchor < ctx.view.size(); ++anchor) {
-    if (!step_accepts(pattern.chain[0], ctx, anchor)) continue;
-    Match m{&pattern, {anchor}};
-    int current = anchor;
-    bool complete = true;
-    for (size_t k = 1; k < pattern.chain.size(); ++k) {
-      int next = next_node(pattern, pattern.chain[k], ctx, current);
-      if (next < 0 && !pattern.chain[k].optional) {
-        complete = false;
-        break;
-      }
-      m.steps.push_back(next);
-      if (next >= 0) current = next;
-    }
-    if (complete) matches.push_back(std::move(m));
+std::optional<Match> match_at(const Pattern& pattern, const MatchContext& ctx, int anchor) {
+  if (!step_accepts(pattern.chain[0], ctx, anchor)) return std::nullopt;
+  Match m{&pattern, {anchor}};
+  int current = anchor;
+  for (size_t k = 1; k < pattern.chain.size(); ++k) {
+    int next = next_node(pattern, pattern.chain[k], ctx, current);
+    if (next < 0 && !pattern.chain[k].optional) return std::nullopt;
+    m.steps.push_back(next);
+    if (next >= 0) current = next;
   }
-  return matches;
+  return m;
 }
 
 }  // namespace lattice

@@ -1,12 +1,12 @@
 #pragma once
-// Finds the places where a pattern's chain of steps matches the graph.
-#include <vector>
+// Finds where a pattern's chain of steps matches the graph.
+#include <optional>
 
 #include "core/pattern/pattern.h"
 
 namespace lattice {
 
-// Every match of `pattern`, in the order of their anchor nodes.
-std::vector<Match> find_matches(const Pattern& pattern, const MatchContext& ctx);
+// The match of `pattern` whose chain starts at node `anchor`, if there is one.
+std::optional<Match> match_at(const Pattern& pattern, const MatchContext& ctx, int anchor);
 
 }  // namespace lattice

@@ -56,7 +56,7 @@ TEST_CASE("every fixture with external data converts as its single-file self") {
     std::string external = externalise(original, data);
     lattice::Options inline_layout;
     inline_layout.layout = lattice::DataLayout::kInline;
-    auto converted = lattice::convert(test::bytes(external), inline_layout, &data);
+    auto converted = lattice::convert(test::bytes(external), inline_layout, {}, &data);
     REQUIRE(converted);
     std::string got(*converted->output(external));
     if (data.files.at("m.onnx.data").empty()) continue;  // no tensor of 256 bytes: nothing external
@@ -100,7 +100,7 @@ TEST_CASE("a reference beyond its file or of the wrong length is refused before 
     }
   }
   std::string bytes = model->SerializeAsString();
-  auto result = lattice::convert(test::bytes(bytes), {}, &data, "out.onnx.data");
+  auto result = lattice::convert(test::bytes(bytes), {}, {}, &data, "out.onnx.data");
   REQUIRE_FALSE(result);
   CHECK_THAT(result.error().message, Catch::Contains("initializer '" + w->name() + "'"));
   CHECK(data.reads == 0);
@@ -126,7 +126,7 @@ TEST_CASE("a weight no pattern reads stays where it is: copied as a range, never
   std::string external = externalise(m.SerializeAsString(), data, "in.bin");
   lattice::Options none;
   none.target = "none";
-  auto result = lattice::convert(test::bytes(external), none, &data, "out.onnx.data");
+  auto result = lattice::convert(test::bytes(external), none, {}, &data, "out.onnx.data");
   REQUIRE(result);
   CHECK(data.reads == 0);
   REQUIRE(result->data);
@@ -144,7 +144,7 @@ TEST_CASE("folding reads the weights it folds, and only those") {
   std::string external = externalise(test::fixture("resnet_stem.onnx"), data);
   lattice::Options none;
   none.target = "none";
-  auto result = lattice::convert(test::bytes(external), none, &data, "out.onnx.data");
+  auto result = lattice::convert(test::bytes(external), none, {}, &data, "out.onnx.data");
   REQUIRE(result);
   CHECK(data.reads > 0);
   CHECK(data.bytes_read <= data.files["m.onnx.data"].size());

@@ -1,8 +1,9 @@
 // The static page in a real headless Chromium (Debian's), served from 127.0.0.1 like any static
 // host would: the sample and dropped/picked files convert to exactly the CLI's bytes and report.
 import assert from 'node:assert/strict';
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -10,7 +11,8 @@ import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 
 import { serve } from '../../scripts/serve.mjs';
-import { CLIS, ROOT, ZOO, fixture, scratch, stable } from './helpers.mjs';
+import { createConverter } from '../../wasm/index.mjs';
+import { CLIS, FIXTURES, ROOT, ZOO, fixture, scratch, stable } from './helpers.mjs';
 
 const SITE = join(ROOT, 'build/web');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -33,8 +35,8 @@ after(async () => {
   server?.close();
 });
 
-async function openPage() {
-  const context = await browser.newContext({ acceptDownloads: true });
+async function openPage(contextOptions = {}) {
+  const context = await browser.newContext({ acceptDownloads: true, ...contextOptions });
   const page = await context.newPage();
   page.on('request', (r) => requests.push(r.url()));
   context.on('request', (r) => requests.push(r.url()));
@@ -98,22 +100,6 @@ test('the sample model converts in the page exactly as the CLI converts it', asy
   await page.setViewportSize({ width: 1100, height: 1400 });
   await page.screenshot({ path: join(ARTIFACTS, 'page-sample.png'), fullPage: false });
   assert.deepEqual(consoleErrors, []);
-  await context.close();
-});
-
-test('unticking a match and converting again skips exactly that match', async () => {
-  const { page, context } = await openPage();
-  await page.click('[data-testid="sample-model"]');
-  await waitDone(page);
-  const id = 'LatticeMaxPool2dPattern:/down/down.1/MaxPool';
-  await page.uncheck(`[data-match-id="${id}"] input`);
-  await page.click('[data-testid="convert"]');
-  await waitDone(page);
-  const { report } = await checkAgainstCli(page, join(SITE, 'sample.onnx'), ['--skip-match', id]);
-  const skipped = report.matches.find((m) => m.id === id);
-  assert.equal(skipped.applied, false);
-  assert.match(skipped.reason, /skipped on request/);
-  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
   await context.close();
 });
 
@@ -247,13 +233,630 @@ test('no request left 127.0.0.1', () => {
   assert.deepEqual(elsewhere, []);
 });
 
-test('the page weighs at most 400 KB gzipped (HTML, JS, CSS, wasm)', () => {
-  let total = 0;
+
+test('what loads before the first conversion weighs at most 400 KB gzipped', async () => {
+  const { page, context } = await openPage();
+  const loaded = [];
+  page.on('requestfinished', (r) => loaded.push(new URL(r.url()).pathname.slice(1) || 'index.html'));
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Ready'), null,
+    { polling: 250 });
+  await page.waitForTimeout(500);  // anything fetched just after "Ready" counts too
+  await context.close();
   const sizes = {};
-  for (const name of readdirSync(SITE).filter((f) => /\.(html|js|css|wasm)$/.test(f))) {
-    sizes[name] = gzipSync(readFileSync(join(SITE, name)), { level: 9 }).length;
-    total += sizes[name];
-  }
-  console.log(`# page weight gzipped: ${(total / 1024).toFixed(1)} KB ${JSON.stringify(sizes)}`);
+  for (const name of [...new Set(loaded)].sort()) sizes[name] = gzipSync(readFileSync(join(SITE, name)), { level: 9 }).length;
+  const total = Object.values(sizes).reduce((a, b) => a + b, 0);
+  console.log(`# page weight before the first conversion, gzipped: ${(total / 1024).toFixed(1)} KB: ` +
+    Object.entries(sizes).map(([n, b]) => `${n} ${(b / 1024).toFixed(1)} KB`).join(', '));
+  for (const part of ['index.html', 'app.js', 'worker.js', 'onnx_lattice.wasm']) assert.ok(part in sizes, `${part} was loaded`);
   assert.ok(total <= 400 * 1024, `${total} bytes`);
+});
+
+// --- The graph view, plan state, progress, keyboard and accessibility (issue 11) -------------
+
+const api = await createConverter();
+const STATES = ['applied', 'refused', 'unsupported', 'plain'];
+const require = createRequire(import.meta.url);
+
+// How many nodes of a view each state must have, counted per state from the report's own fields
+// with the README's precedence (cannot run > rewritten > refused > untouched):
+// unsupported = the audit's nodes; applied = nodes an applied match took (input view) or emitted
+// (converted view), less those; refused = nodes of unapplied matches, less both; plain = the rest.
+function expectedCounts(report, description, view) {
+  const names = new Set(description.nodes.map((n) => n.name));
+  const inView = (list) => new Set(list.filter((n) => names.has(n)));
+  const unsupported = inView(report.unsupported.map((u) => u.node));
+  const rewritten = inView(report.matches.filter((m) => m.applied).flatMap((m) => (view === 'input' ? m.nodes : m.new_nodes)));
+  const refused = inView(report.matches.filter((m) => !m.applied).flatMap((m) => m.nodes));
+  const less = (set, ...others) => [...set].filter((n) => !others.some((o) => o.has(n)));
+  const applied = less(rewritten, unsupported).length, refusedOnly = less(refused, unsupported, rewritten).length;
+  return { applied, refused: refusedOnly, unsupported: unsupported.size,
+    plain: names.size - unsupported.size - applied - refusedOnly };
+}
+
+const legendCounts = (page) => page.$$eval('#legend [data-state]', (ls) => Object.fromEntries(ls.map((l) =>
+  [l.dataset.state, Number(l.querySelector('.count').textContent)])));
+
+async function graphReady(page) {
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"]', { timeout: 60_000 });
+  return page.$eval('[data-testid="graph"]', (g) => ({
+    layoutMs: Number(g.dataset.layoutMs), workerLayoutMs: Number(g.dataset.workerLayoutMs), renderMs: Number(g.dataset.renderMs),
+    nodes: [...g.querySelectorAll('[data-testid="graph-node"]')].map((n) => ({ name: n.dataset.node, state: n.dataset.state })),
+  }));
+}
+
+async function switchGraph(page, view) {
+  await page.check(`[data-testid="graph-switch"] input[value="${view}"]`);
+  return graphReady(page);
+}
+
+const countStates = (nodes) => nodes.reduce((c, n) => ({ ...c, [n.state]: c[n.state] + 1 }),
+  { applied: 0, refused: 0, unsupported: 0, plain: 0 });
+
+// Converts `model` in the page, then checks both views' nodes and states against the CLI's report
+// and model; prints the layout and render times.
+async function checkGraph(label, model) {
+  const { page, context, consoleErrors } = await openPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setInputFiles('[data-testid="file-input"]', model);
+  assert.match(await waitDone(page), /^Done/);
+  const expected = cli(model);
+  const views = { converted: api.describe(expected.bytes), input: api.describe(readFileSync(model)) };
+  const times = {};
+  for (const view of ['converted', 'input']) {
+    const shown = view === 'converted' ? await graphReady(page) : await switchGraph(page, view);
+    times[view] = shown;
+    assert.equal(shown.nodes.length, view === 'input' ? expected.report.input.nodes : expected.report.output.nodes, view);
+    assert.deepEqual(shown.nodes.map((n) => n.name).sort(), views[view].nodes.map((n) => n.name).sort(), view);
+    assert.deepEqual(countStates(shown.nodes), expectedCounts(expected.report, views[view], view), view);
+    assert.deepEqual(await legendCounts(page), countStates(shown.nodes), `the legend counts the ${view} view`);
+  }
+  // Every node the audit names is drawn as such in the converted model: the status's count.
+  assert.equal(countStates(times.converted.nodes).unsupported, expected.report.unsupported.length);
+  const t = times.converted;
+  const line = (v) => `${v.nodes.length} nodes, layout ${v.layoutMs} ms (dagre ${v.workerLayoutMs} ms of it in its worker) + ` +
+    `render ${v.renderMs} ms = ${v.layoutMs + v.renderMs} ms`;
+  console.log(`# graph of ${label}: converted view ${line(t)}; input view ${line(times.input)}`);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+  return countStates(t.nodes);
+}
+
+test('the graph shows every node of the sample in the state the report gives it', async () => {
+  const counts = await checkGraph('the sample', join(SITE, 'sample.onnx'));
+  assert.ok(counts.applied > 0 && counts.plain > 0, JSON.stringify(counts));
+});
+
+test('the graph of ResNet-50 shows every node in its state', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
+  await checkGraph('ResNet-50', join(ZOO, 'resnet50.onnx'));
+});
+
+test('the graph of a ~1,000-node model shows every node in its state', async () => {
+  const model = join(dir, 'large_graph.onnx');
+  const r = spawnSync('/usr/bin/python3', [join(FIXTURES, 'make_large_graph.py'), model], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const counts = await checkGraph('a 1,007-node model (make_large_graph.py)', model);
+  assert.ok(counts.applied > 0 && counts.unsupported > 0, JSON.stringify(counts));
+});
+
+// lattice-advanced without folding, with the stem's rewrite and the MaxPool snap left out: every
+// state shows, and nodes the target cannot run include ones a rewrite emitted and one a skipped
+// match took.
+const STEM = 'LatticeStride2ConvBnReLUPattern:/stem/stem.0/Conv', POOL = 'LatticeMaxPool2dPattern:/down/down.1/MaxPool';
+async function sampleAllStates(page) {
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');
+  await waitDone(page);
+  await page.uncheck('[data-testid="fold-bn"]');
+  await waitDone(page);
+  await page.uncheck(`[data-match-id="${STEM}"] input`);
+  await page.uncheck(`[data-match-id="${POOL}"] input`);
+  await page.click('[data-testid="convert"]');
+  assert.match(await waitDone(page), /^Done/);
+  return graphReady(page);
+}
+
+test('a node the target cannot run is drawn so whatever its match did, and the legend counts the report\'s', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  const shown = await sampleAllStates(page);
+  const report = await pageReport(page);
+  const state = (name) => shown.nodes.find((n) => n.name === name)?.state;
+  // Emitted by an applied rewrite, and cannot run: unsupported (a BatchNorm SPPF's rewrite adds).
+  assert.ok(report.matches.some((m) => m.applied && m.new_nodes.includes('/sppf5/m/MaxPool.bn')));
+  assert.equal(state('/sppf5/m/MaxPool.bn'), 'unsupported');
+  // Taken by the skipped snap (and by an applied rewrite), and cannot run: unsupported.
+  assert.ok(report.unsupported.some((u) => u.node === '/down/down.1/MaxPool'));
+  assert.equal(state('/down/down.1/MaxPool'), 'unsupported');
+  assert.equal(state('/sppf5/m/MaxPool.conv'), 'applied');
+  assert.equal(state('/stem/stem.0/Conv'), 'refused');  // the skipped stem rewrite's Conv
+  assert.equal(state('/head/head.1/Sigmoid'), 'unsupported');
+  assert.equal(state('/neck/neck.0/Conv'), 'plain');
+  const counts = countStates(shown.nodes);
+  assert.deepEqual(await legendCounts(page), counts);
+  assert.equal(counts.unsupported, report.unsupported.length);
+  assert.match(await page.textContent('[data-testid="status"]'), new RegExp(`, ${report.unsupported.length} nodes the hardware cannot run`));
+  assert.ok(STATES.every((s) => counts[s] > 0), JSON.stringify(counts));
+  // A refused match's node the target cannot run still lists the match in its properties.
+  await page.click('[data-testid="graph-node"][data-node="/stem/stem.1/BatchNormalization"]');
+  const props = await page.textContent('[data-testid="node-props"]');
+  assert.ok(props.includes(`${STEM}: not applied`), props);
+  assert.match(props, /Cannot run/);
+  await context.close();
+});
+
+test('a match row brings its nodes into view highlighted, and a node opens its properties', async () => {
+  const { page, context } = await openPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const report = await pageReport(page);
+  const m = report.matches.find((x) => x.applied && x.pattern === 'LatticeSPPFMaxPoolPattern');
+  assert.ok(m, 'the sample has an applied SPPF match');
+  await page.click(`[data-match-id="${m.id}"] .meta`);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="graph-node"].hl').length > 0);
+  const highlighted = await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort());
+  const present = await page.$$eval('[data-testid="graph-node"]', (ns) => ns.map((n) => n.dataset.node));
+  assert.deepEqual(highlighted, m.new_nodes.filter((n) => present.includes(n)).sort());
+  // Each highlighted node is inside the visible graph box.
+  const box = await page.$eval('[data-testid="graph"]', (g) => g.getBoundingClientRect().toJSON());
+  for (const name of highlighted) {
+    const r = await page.$eval(`[data-testid="graph-node"][data-node="${name}"]`, (n) => n.getBoundingClientRect().toJSON());
+    assert.ok(r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom, name);
+  }
+  // A click on a node (a real pointer click in the SVG) opens its properties.
+  const conv = highlighted.find((n) => present.includes(n));
+  await page.click(`[data-testid="graph-node"][data-node="${conv}"]`);
+  const props = await page.textContent('[data-testid="node-props"]');
+  assert.ok(props.includes(conv), props);
+  assert.match(props, /Attributes/);
+  assert.match(props, /Outputs/);
+  assert.ok(props.includes(m.id), 'the match that emitted the node is named');
+  // The drawing carries the change: SPPF's new convs with kernel and channel counts, and no
+  // BatchNorm in the "after" row once folding has removed them; a snapped MaxPool says 2×2 s2.
+  const after = await page.textContent(`[data-match-id="${m.id}"] .after`);
+  assert.match(after, /Conv 3×3 s1 p1 · (\d+)→\1/);
+  assert.doesNotMatch(after, /BatchNorm/);
+  const pool = await page.textContent('[data-match-id="LatticeMaxPool2dPattern:/down/down.1/MaxPool"] .drawing');
+  assert.match(pool, /before.*MaxPool \d×\d.*after.*MaxPool 2×2 s2/);
+  // The model card: inputs with shapes, opset, IR version, producer, parameters, sizes.
+  const card = await page.textContent('[data-testid="model-card"]');
+  for (const fact of ['input: float [1, 3, 64, 64]', 'Opset13', 'IR version7', 'pytorch', 'Parameters', 'KiB →']) {
+    assert.ok(card.includes(fact), `${fact} in ${card}`);
+  }
+  await context.close();
+});
+
+test('"Show in graph" looks in each view for that view\'s nodes of the match', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const report = await pageReport(page);
+  const m = report.matches.find((x) => x.applied && x.pattern === 'LatticeSPPFMaxPoolPattern');
+  // A node of the input model opens its properties; then the view changes to the converted model.
+  await switchGraph(page, 'input');
+  await page.click('#zoom-fit');  // the whole graph in the box, so the node can be clicked
+  await page.click(`[data-testid="graph-node"][data-node="${m.nodes[0]}"]`);
+  assert.ok((await page.textContent('#props-heading')).includes(m.nodes[0]));
+  const converted = await switchGraph(page, 'converted');
+  // The panel's "Show in graph" for the match shows, in the converted view, the nodes it emitted.
+  await page.click(`[data-testid="node-props"] button[aria-label="Show in graph: the nodes of ${m.id}"]`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.equal(await page.isChecked('[data-testid="graph-switch"] input[value="converted"]'), true, 'the view stays');
+  const present = new Set(converted.nodes.map((n) => n.name));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort()),
+    m.new_nodes.filter((n) => present.has(n)).sort());
+  // And in the input view, the nodes it took.
+  await switchGraph(page, 'input');
+  await page.click(`[data-match-id="${m.id}"] .meta`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort()), [...m.nodes].sort());
+  await context.close();
+});
+
+test('when the layout worker fails, the graph area says so and the rest of the page works', async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await context.route('**/dagre.min.js', (route) => route.fulfill({ status: 404, body: 'not here' }));
+  await page.reload();  // the layout worker starts with the page: now without its library
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph"] .graph-message'), null, { timeout: 10_000 });
+  assert.match(await page.textContent('[data-testid="graph"]'), /^The graph could not be laid out: the layout worker stopped/);
+  // The plan, its "Show in graph", the switch and another conversion still work.
+  const rows = await page.$$('[data-testid="match-row"]');
+  assert.ok(rows.length > 0);
+  await page.click('[data-testid="match-row"] .meta');
+  await page.check('[data-testid="graph-switch"] input[value="input"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph"] .graph-message'));
+  await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');
+  assert.match(await waitDone(page), /^Done/);
+  assert.match(await page.textContent('[data-testid="graph"]'), /could not be laid out/);
+  assert.ok((await downloadBytes(page, 'download')).bytes.length > 0);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+test('the page scrolls over the graph; ctrl + wheel and pinch zoom, drag and two fingers pan, keys too', async () => {
+  const { page, context } = await openPage({ hasTouch: true, viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  assert.match(await page.textContent('#graph-hint'), /Ctrl\/⌘ \+ wheel.*pinch.*drag.*two fingers/s);
+  assert.equal(await page.isVisible('#graph-hint'), true);
+  const view = () => page.$eval('[data-testid="graph"] .viewport', (g) => {
+    const [, x, y, k] = g.getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\) scale\(([-\d.e]+)\)/).map(Number);
+    return { x, y, k };
+  });
+  const scrollY = () => page.evaluate(() => window.scrollY);
+  // The graph's box in the middle of the window, with page to scroll both ways.
+  const box = await page.$eval('[data-testid="graph"]', (g) => {
+    window.scrollTo(0, window.scrollY + g.getBoundingClientRect().top - 120);
+    return g.getBoundingClientRect().toJSON();
+  });
+  const cx = box.left + box.width / 2, cy = box.top + box.height / 2;
+  // Mouse: a drag pans by the distance moved.
+  let before = await view();
+  await page.mouse.move(cx, cy);
+  await page.mouse.down();
+  await page.mouse.move(cx + 40, cy + 30, { steps: 4 });
+  await page.mouse.up();
+  let after = await view();
+  assert.deepEqual([Math.round(after.x - before.x), Math.round(after.y - before.y), after.k], [40, 30, before.k]);
+  // The plain wheel scrolls the page and leaves the graph alone.
+  before = await view();
+  let y0 = await scrollY();
+  await page.mouse.wheel(0, 200);
+  await page.waitForFunction((y) => window.scrollY > y, y0);
+  assert.deepEqual(await view(), before, 'the plain wheel does not zoom');
+  // Ctrl + wheel zooms (what a trackpad pinch sends).
+  const graphBox = await page.$eval('[data-testid="graph"]', (g) => g.getBoundingClientRect().toJSON());
+  await page.mouse.move(graphBox.left + graphBox.width / 2, graphBox.top + graphBox.height / 2);
+  y0 = await scrollY();
+  await page.keyboard.down('Control');
+  await page.mouse.wheel(0, -200);
+  await page.keyboard.up('Control');
+  await page.waitForFunction((k) => !document.querySelector('[data-testid="graph"] .viewport').getAttribute('transform').endsWith(`scale(${k})`), before.k);
+  assert.ok((await view()).k > before.k, 'ctrl + wheel zooms in');
+  assert.equal(await scrollY(), y0, 'ctrl + wheel does not scroll the page');
+  // Touch, through the browser's own input pipeline (CDP).
+  const cdp = await context.newCDPSession(page);
+  const g = await page.$eval('[data-testid="graph"]', (e) => e.getBoundingClientRect().toJSON());
+  const tx = g.left + g.width / 2, ty = g.top + g.height / 2;
+  const touch = (type, points) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: points });
+  // Two fingers moving apart zoom in; moving together they pan.
+  const g2 = await page.$eval('[data-testid="graph"]', (e) => e.getBoundingClientRect().toJSON());
+  const px = g2.left + g2.width / 2, py = g2.top + g2.height / 2;
+  const two = (type, spread, dy = 0) => touch(type, [{ x: px - spread, y: py + dy, id: 1 }, { x: px + spread, y: py + dy, id: 2 }]);
+  before = await view();
+  y0 = await scrollY();
+  await two('touchStart', 20);
+  for (const spread of [30, 45, 60, 80]) await two('touchMove', spread);
+  await touch('touchEnd', []);
+  after = await view();
+  assert.ok(after.k > before.k * 2, `pinch zoom: ${before.k} -> ${after.k}`);
+  before = after;
+  await two('touchStart', 40);
+  for (const dy of [10, 20, 30, 40]) await two('touchMove', 40, dy);
+  await touch('touchEnd', []);
+  after = await view();
+  assert.deepEqual([Math.round(after.y - before.y), after.k], [40, before.k], 'two fingers pan');
+  assert.equal(await scrollY(), y0, 'two fingers leave the page where it was');
+  // One finger swipes the page, not the graph (last: the page may glide on a while).
+  before = await view();
+  y0 = await scrollY();
+  await touch('touchStart', [{ x: tx, y: ty, id: 1 }]);
+  for (let i = 1; i <= 8; ++i) await touch('touchMove', [{ x: tx, y: ty - i * 20, id: 1 }]);
+  await touch('touchEnd', []);
+  await page.waitForFunction((y) => window.scrollY > y, y0, { timeout: 5000 });
+  assert.deepEqual(await view(), before, 'one finger does not pan the graph');
+  // Keyboard, on the graph's tab stop: + and − zoom, 0 fits, Shift + arrows pan.
+  await page.focus('[data-testid="graph-node"][tabindex="0"]');
+  let last = JSON.stringify(await view());
+  for (const key of ['Shift+ArrowRight', 'Shift+ArrowDown', '-', '+', '0']) {
+    await page.keyboard.press(key);
+    const now = JSON.stringify(await view());
+    assert.notEqual(now, last, key);
+    last = now;
+  }
+  await context.close();
+});
+
+test('the graph is one tab stop: arrow keys move between named nodes, Enter and clicks select one', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  const shown = await graphReady(page);
+  const label = await page.$eval('[data-testid="graph"] svg', (s) => ({ role: s.getAttribute('role'), name: s.getAttribute('aria-label') }));
+  assert.equal(label.role, 'group');
+  assert.match(label.name, new RegExp(`^Model graph, ${shown.nodes.length} nodes: `));
+  const stops = await page.$$eval('[data-testid="graph-node"]', (ns) => ns.filter((n) => n.tabIndex === 0).length);
+  assert.equal(stops, 1, 'one node holds the tab stop');
+  const focused = () => page.evaluate(() => ({ name: document.activeElement.dataset.node, label: document.activeElement.getAttribute('aria-label'),
+    tabIndex: document.activeElement.tabIndex }));
+  await page.focus('#zoom-fit');
+  await page.keyboard.press('Tab');
+  const first = await focused();
+  assert.equal(first.name, '/stem/stem.0/Conv');
+  // Its name: the box's own text (what is seen is what is heard), the node's name, its state.
+  const text = await page.$eval('[data-node="/stem/stem.0/Conv"] text', (t) => t.textContent);
+  assert.match(text, /^Conv 3×3 s1 p1 · 3→8$/);  // snapped to stride 1 by the stem rewrite
+  assert.equal(first.label, `${text} /stem/stem.0/Conv, rewritten`);
+  // Down goes to the next node below; its name says op, node and state.
+  await page.keyboard.press('ArrowDown');
+  const second = await focused();
+  assert.notEqual(second.name, first.name);
+  assert.equal(second.tabIndex, 0);
+  const node = shown.nodes.find((n) => n.name === second.name);
+  const spoken = { applied: 'rewritten', refused: 'match refused or skipped', unsupported: 'the target cannot run it', plain: 'untouched' };
+  assert.match(second.label, new RegExp(` ${second.name.replace(/[/.]/g, '\\$&')}, ${spoken[node.state]}$`));
+  await page.keyboard.press('ArrowUp');
+  assert.equal((await focused()).name, first.name);
+  await page.keyboard.press('ArrowDown');
+  // Enter opens its properties and marks it selected; focus stays on the node.
+  await page.keyboard.press('Enter');
+  assert.ok((await page.textContent('#props-heading')).includes(second.name));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].selected', (ns) => ns.map((n) => [n.dataset.node, n.getAttribute('aria-current')])),
+    [[second.name, 'true']]);
+  assert.equal((await focused()).name, second.name);
+  // The next Tab leaves the graph.
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.closest('[data-testid="graph"]')), null);
+  // A click selects too.
+  await page.click('[data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].selected', (ns) => ns.map((n) => n.dataset.node)), ['/stem/stem.0/Conv']);
+  await context.close();
+});
+
+test('on a phone, a node clicked in the graph scrolls its properties into view', async () => {
+  const { page, context } = await openPage({ viewport: { width: 390, height: 844 }, hasTouch: true });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const props = () => page.$eval('[data-testid="node-props"]', (p) => p.getBoundingClientRect().toJSON());
+  // The graph's bottom at the window's bottom: the panel, below the graph, is out of sight.
+  await page.$eval('[data-testid="graph"]', (g) => window.scrollBy(0, g.getBoundingClientRect().bottom - window.innerHeight));
+  assert.ok((await props()).top >= 844, 'the panel starts below the window');
+  await page.tap('[data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
+  await page.waitForFunction(() => document.getElementById('props-heading').textContent.includes('/stem/stem.0/Conv'));
+  await page.waitForFunction(() => {
+    const r = document.querySelector('[data-testid="node-props"]').getBoundingClientRect();
+    return r.top >= 0 && r.top < window.innerHeight;
+  }, null, { timeout: 5000 });
+  await context.close();
+});
+
+test('each state has a mark besides colour that a highlight does not hide; the legend shows the highlight', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await sampleAllStates(page);
+  const cues = () => page.$$eval('[data-testid="graph-node"]', (ns) => {
+    const out = {};
+    for (const n of ns) {
+      const box = getComputedStyle(n.querySelector('.box'));
+      const cue = { dash: box.strokeDasharray, width: box.strokeWidth, glyph: n.querySelector('.glyph')?.getAttribute('href') ?? null };
+      (out[n.dataset.state] ??= new Set()).add(JSON.stringify(cue));
+    }
+    return Object.fromEntries(Object.entries(out).map(([s, set]) => [s, [...set]]));
+  });
+  const plain = await cues();
+  for (const s of STATES) assert.equal(plain[s].length, 1, `one look for ${s}: ${plain[s]}`);
+  const looks = STATES.map((s) => JSON.parse(plain[s][0]));
+  for (let i = 0; i < looks.length; ++i) {
+    for (let j = i + 1; j < looks.length; ++j) {
+      const [a, b] = [looks[i], looks[j]];
+      assert.ok(a.dash !== b.dash || a.width !== b.width, `${STATES[i]} and ${STATES[j]} borders differ`);
+      assert.notEqual(a.glyph, b.glyph, `${STATES[i]} and ${STATES[j]} glyphs differ`);
+    }
+  }
+  // Highlight every node: the borders and glyphs stay what they were.
+  await page.evaluate(() => document.querySelectorAll('[data-testid="graph-node"]').forEach((n) => n.classList.add('hl', 'selected')));
+  assert.deepEqual(await cues(), plain);
+  assert.ok(await page.isVisible('#legend [data-mark="hl"]'));
+  assert.match(await page.textContent('#legend'), /highlighted\s+selected/);
+  await context.close();
+});
+
+test('an unticked match is skipped, and stays unticked across target and fold switches; downloads say what was done', async () => {
+  const { page, context } = await openPage();
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  const id = 'LatticeMaxPool2dPattern:/down/down.1/MaxPool';
+  await page.uncheck(`[data-match-id="${id}"] input`);
+  await page.click('[data-testid="convert"]');
+  await waitDone(page);
+  const { report } = await checkAgainstCli(page, join(SITE, 'sample.onnx'), ['--skip-match', id]);
+  const skipped = report.matches.find((m) => m.id === id);
+  assert.equal(skipped.applied, false);
+  assert.match(skipped.reason, /skipped on request/);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
+  await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
+  await page.uncheck('[data-testid="fold-bn"]');
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
+  const sample = join(SITE, 'sample.onnx');
+  const { name } = await checkAgainstCli(page, sample, ['--skip-match', id, '--target', 'lattice-advanced', '--no-fold-bn']);
+  const variant = name.match(/^sample\.lattice-advanced\.no-fold\.skip-([0-9a-f]{4})\.onnx$/);
+  assert.ok(variant, name);
+  assert.equal((await downloadBytes(page, 'download-report')).name, `sample.lattice-advanced.no-fold.skip-${variant[1]}.report.json`);
+  // Target "none" has no such match: the skip is named once as no longer matched, and kept.
+  await page.selectOption('[data-testid="target-select"]', 'none');
+  await waitDone(page);
+  assert.equal(await page.$(`[data-match-id="${id}"]`), null);
+  assert.match(await page.textContent('#stale-skips'), new RegExp(`^No longer matched.*${id.replace(/[/.]/g, '\\$&')}$`));
+  // A skip that no longer matches changes nothing, and so not the name either.
+  assert.equal((await downloadBytes(page, 'download')).name, 'sample.none.no-fold.onnx');
+  // Back to the defaults with the skip kept; ticking the row again brings the match back.
+  await page.selectOption('[data-testid="target-select"]', 'lattice');
+  await waitDone(page);
+  await page.check('[data-testid="fold-bn"]');
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), false);
+  await checkAgainstCli(page, sample, ['--skip-match', id]);
+  await page.check(`[data-match-id="${id}"] input`);
+  await page.click('[data-testid="convert"]');
+  await waitDone(page);
+  const { name: plain } = await checkAgainstCli(page, sample);
+  assert.equal(plain, 'sample.lattice.onnx');
+  assert.equal((await downloadBytes(page, 'download-report')).name, 'sample.lattice.report.json');
+  // A new file starts with nothing skipped.
+  await page.uncheck(`[data-match-id="${id}"] input`);
+  await page.setInputFiles('[data-testid="file-input"]', sample);
+  await waitDone(page);
+  assert.equal(await page.isChecked(`[data-match-id="${id}"] input`), true);
+  await context.close();
+});
+
+test('download names tell skip sets apart by a hash of the skipped ids, whatever the order they were unticked in', async () => {
+  const { page, context } = await openPage();
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  const nameAfter = async (untick, tick = []) => {
+    for (const id of tick) await page.check(`[data-match-id="${id}"] input`);
+    for (const id of untick) await page.uncheck(`[data-match-id="${id}"] input`);
+    await page.click('[data-testid="convert"]');
+    assert.match(await waitDone(page), /^Done/);
+    const { name } = await downloadBytes(page, 'download');
+    return { name, skips: (await pageReport(page)).options.skip_matches };
+  };
+  const { name: pool } = await nameAfter([POOL]);
+  const { name: stem } = await nameAfter([STEM], [POOL]);
+  assert.match(pool, /^sample\.lattice\.skip-[0-9a-f]{4}\.onnx$/);
+  assert.match(stem, /^sample\.lattice\.skip-[0-9a-f]{4}\.onnx$/);
+  assert.notEqual(pool, stem, 'one skip each, different skips: different names');
+  const both = await nameAfter([POOL]);  // STEM still unticked: STEM, then POOL
+  const again = await nameAfter([POOL, STEM], [STEM, POOL]);  // ticked again, then unticked POOL first
+  assert.deepEqual([both.skips, again.skips], [[STEM, POOL], [POOL, STEM]]);
+  assert.ok(![pool, stem].includes(both.name), both.name);
+  assert.equal(again.name, both.name, 'the same set in another order: the same name');
+  await context.close();
+});
+
+test('warnings sit in their match row, and the audit is grouped by op and reason with counts', async () => {
+  const { page, context } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', fixture('everything.onnx'));
+  await waitDone(page);
+  const report = await pageReport(page);
+  for (const m of report.matches) {
+    const inRow = await page.$$eval(`[data-match-id="${m.id}"] .row-warnings li`, (ls) => ls.map((l) => l.textContent));
+    assert.deepEqual(inRow, report.warnings.filter((w) => w.match_id === m.id).map((w) => w.message), m.id);
+  }
+  const groups = await page.$$eval('[data-testid="audit-group"]', (gs) => gs.map((g) => ({
+    summary: g.querySelector('summary').textContent, rows: g.querySelectorAll('[data-testid="audit-row"]').length })));
+  const expected = new Map();
+  for (const u of report.unsupported) {
+    const key = u.group ?? `${u.op_type}: ${u.reason}`;
+    expected.set(key, (expected.get(key) ?? 0) + 1);
+  }
+  assert.deepEqual(groups, [...expected].map(([key, n]) => ({ summary: `${key} (${n})`, rows: n })));
+  assert.ok(groups.length > 0);
+  // An audit entry's "Show in graph" highlights its node in the converted model.
+  await page.click('[data-testid="audit-group"] summary');
+  await page.click('[data-testid="audit-group"] [data-testid="audit-row"] button');
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.deepEqual(await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node)), [report.unsupported[0].node]);
+  assert.ok((await page.textContent('[data-testid="node-props"]')).includes(report.unsupported[0].reason));
+  await context.close();
+});
+
+test('the progress bar moves through the core\'s stages on a large model', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
+  const { page, context } = await openPage();
+  await page.evaluate(() => {
+    window.progressSeen = [];
+    const bar = document.querySelector('[data-testid="progress"]');
+    const stage = document.getElementById('progress-stage');
+    new MutationObserver(() => window.progressSeen.push({ value: Number(bar.getAttribute('value')), stage: stage.textContent }))
+      .observe(bar, { attributes: true, attributeFilter: ['value'] });
+  });
+  await page.setInputFiles('[data-testid="file-input"]', join(ZOO, 'resnet50.onnx'));
+  assert.match(await waitDone(page), /^Done/);
+  const seen = await page.evaluate(() => window.progressSeen);
+  const values = [...new Set(seen.map((s) => s.value))].filter((v) => v > 0 && v < 1);
+  assert.ok(values.length >= 4, JSON.stringify(seen));
+  assert.deepEqual(values, [...values].sort((a, b) => a - b), 'the bar only moves forward');
+  const stages = seen.map((s) => s.stage);
+  for (const stage of ['parse', 'conversion pass 1', 'fusion pass', 'save']) assert.ok(stages.includes(stage), stage);
+  await context.close();
+});
+
+test('the sample converts with the keyboard alone, and focus never falls to the page body', async () => {
+  const { page, context } = await openPage();
+  await page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Ready'), null,
+    { polling: 250 });
+  await page.evaluate(() => {
+    window.lostFocus = 0;
+    setInterval(() => { if (document.activeElement === document.body) window.lostFocus += 1; }, 20);
+  });
+  const active = () => page.evaluate(() => document.activeElement.id || document.activeElement.tagName);
+  await page.keyboard.press('Tab');
+  assert.equal(await active(), 'file-input', 'the first tab stop chooses a file');
+  await page.keyboard.press('Tab');
+  assert.equal(await active(), 'sample-model', 'one tab stop for choosing a file: the next is the sample');
+  await page.evaluate(() => { window.lostFocus = 0; });
+  await page.keyboard.press('Enter');
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await active(), 'results-heading');
+  // Untick a row with Space, then go back to "Convert again" and press Enter.
+  let steps = 0;
+  while (!(await page.evaluate(() => document.activeElement.matches('[data-testid="match-row"] input:not(:disabled)'))) && steps++ < 80) {
+    await page.keyboard.press('Tab');
+  }
+  const id = await page.evaluate(() => document.activeElement.closest('[data-testid="match-row"]').dataset.matchId);
+  await page.keyboard.press('Space');
+  steps = 0;
+  while ((await active()) !== 'convert' && steps++ < 80) await page.keyboard.press('Shift+Tab');
+  assert.equal(await active(), 'convert');
+  await page.keyboard.press('Enter');
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await active(), 'results-heading');
+  const report = await pageReport(page);
+  assert.deepEqual(report.options.skip_matches, [id]);
+  // Changing the target with the keyboard converts again, and focus stays on the target.
+  steps = 0;
+  while ((await active()) !== 'target' && steps++ < 80) await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('ArrowDown');
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await active(), 'target');
+  assert.equal((await pageReport(page)).options.target, 'lattice-advanced');
+  // On to the graph's one tab stop; Enter opens the node's properties. Their own "Show in graph"
+  // rebuilds the panel: focus goes to its heading, still in the page, and Tab goes on from there.
+  steps = 0;
+  while (!(await page.evaluate(() => document.activeElement.matches('[data-testid="graph-node"]'))) && steps++ < 80) {
+    await page.keyboard.press('Tab');
+  }
+  const node = await page.evaluate(() => document.activeElement.dataset.node);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.getElementById('props-heading').textContent.includes(n), node);
+  steps = 0;
+  while (!(await page.evaluate(() => document.activeElement.matches('[data-testid="node-props"] button'))) && steps++ < 20) {
+    await page.keyboard.press('Tab');
+  }
+  assert.match(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), /^Show in graph: the nodes of /);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.equal(await active(), 'props-heading');
+  assert.equal(await page.evaluate(() => document.activeElement.isConnected), true);
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.closest('[data-testid="node-props"]') !== null), true,
+    'Tab goes on from the panel');
+  assert.equal(await page.evaluate(() => window.lostFocus), 0, 'focus fell to <body>');
+  await context.close();
+});
+
+test('axe-core finds no serious or critical violation after a conversion', async () => {
+  // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
+  const { page, context } = await openPage({ bypassCSP: true });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  await page.click('[data-testid="graph-node"]');  // the properties panel filled in too
+  await page.evaluate(() => document.querySelectorAll('[data-testid="audit-group"]').forEach((d) => { d.open = true; }));
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const results = await page.evaluate(() => window.axe.run(document));
+  const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.length}) ${v.nodes.slice(0, 2).map((n) => n.target).join(' ')}`), []);
+  console.log(`# axe-core: ${results.passes.length} rules pass, ${results.violations.length} violations, none serious or critical`);
+  await context.close();
 });

@@ -1,0 +1,346 @@
+// The whole-graph view: one box per node, marked by what conversion did to it — fill, border style
+// and a corner glyph, so no state rests on colour alone — laid out by dagre in a worker
+// (layout-worker.js) and drawn as SVG. The page scrolls over it like over any page (one finger,
+// plain wheel); ctrl/⌘ + wheel or a pinch zooms, a mouse drag or two fingers pan. The graph is one
+// tab stop (a roving tabindex): arrow keys move between nodes, Enter opens a node's properties,
+// + and − zoom, 0 fits, Shift + arrows pan.
+import { opLabel } from './ops.js';
+
+const NS = 'http://www.w3.org/2000/svg';
+const NODE_H = 28, CHAR_W = 7, PAD_W = 18, MIN_W = 56;
+const MIN_ZOOM = 0.02, MAX_ZOOM = 4;
+export const STATES = ['applied', 'refused', 'unsupported', 'plain'];
+// What a screen reader says after the node's box text and name ("Relu /x/Relu, untouched"); the
+// legend's words.
+const SPOKEN = { applied: 'rewritten', refused: 'match refused or skipped', unsupported: 'the target cannot run it', plain: 'untouched' };
+const DIRECTIONS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+
+function svg(name, attrs = {}) {
+  const e = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+
+// Edges from each node to the nodes reading its outputs (weights and graph inputs draw no edge).
+function edgesOf(description) {
+  const producer = new Map();
+  description.nodes.forEach((n, i) => n.outputs.forEach((t) => t.name && producer.set(t.name, i)));
+  const edges = [];
+  description.nodes.forEach((n, i) => {
+    for (const t of n.inputs) {
+      const from = producer.get(t.name);
+      if (from !== undefined && from !== i) edges.push([from, i]);
+    }
+  });
+  return edges;
+}
+
+// An arrowhead at the end of a polyline [x, y, x, y, ...], pointing along its last segment. All
+// heads go in one path: a marker per edge would need one <path> per edge.
+function arrowHead(pts) {
+  const n = pts.length;
+  const [x0, y0, x1, y1] = pts.slice(n - 4);
+  const length = Math.hypot(x1 - x0, y1 - y0) || 1;
+  const ux = (x1 - x0) / length, uy = (y1 - y0) / length;
+  const bx = x1 - ux * 7, by = y1 - uy * 7;
+  return `M${x1} ${y1}L${bx - uy * 3.5} ${by + ux * 3.5}L${bx + uy * 3.5} ${by - ux * 3.5}Z`;
+}
+
+export class GraphView {
+  // `el`: {host, legend, zoomIn, zoomOut, fit}; onSelect(name) when a node is picked (click, Enter).
+  constructor(el, onSelect) {
+    this.el = el;
+    this.onSelect = onSelect;
+    this.pending = new Map();
+    this.nextId = 0;
+    this.layouts = new WeakMap();  // description -> layout, so switching views back is instant
+    this.view = { x: 0, y: 0, k: 1 };
+    this.nodes = new Map();  // name -> {g, x, y, w, h}
+    this.shown = null;
+    this.failed = null;  // why the layout worker cannot lay anything out
+    this.current = null;  // the node holding the graph's one tab stop
+    // Started with the page, like the converter, so the view works offline once the page is loaded.
+    this.worker = new Worker('layout-worker.js');
+    this.worker.onmessage = ({ data }) => {
+      const done = this.pending.get(data.id);
+      this.pending.delete(data.id);
+      if (data.error) done.reject(new Error(data.error)); else done.resolve(data);
+    };
+    // A worker that fails to start (its script or dagre missing) or dies answers nothing more:
+    // every layout asked for, now or later, fails with the reason instead of waiting forever.
+    this.worker.onerror = (e) => {
+      e.preventDefault();
+      this.failed = new Error(`the layout worker stopped (${e.message || 'it could not be loaded'})`);
+      for (const { reject } of this.pending.values()) reject(this.failed);
+      this.pending.clear();
+      this.worker.terminate();
+    };
+    this.bindInput();
+  }
+
+  layout(description) {
+    if (this.layouts.has(description)) return this.layouts.get(description);
+    if (this.failed) return Promise.reject(this.failed);
+    const labels = description.nodes.map(opLabel);
+    const nodes = labels.map((l) => ({ width: Math.max(MIN_W, l.length * CHAR_W + PAD_W), height: NODE_H }));
+    const id = this.nextId++;
+    const promise = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }))
+      .then((result) => ({ ...result, labels, sizes: nodes }));
+    this.worker.postMessage({ id, nodes, edges: edgesOf(description) });
+    this.layouts.set(description, promise);
+    return promise;
+  }
+
+  // Instead of a graph: a sentence saying why there is none.
+  showMessage(message) {
+    this.nodes = new Map();
+    this.viewport = null;
+    const p = document.createElement('p');
+    p.className = 'graph-message';
+    p.textContent = message;
+    this.el.host.replaceChildren(p);
+    this.el.host.dataset.ready = 'false';
+  }
+
+  // Draws `description` with each node's state (name -> state); resolves with the timings.
+  async show(description, states) {
+    const host = this.el.host;
+    host.dataset.ready = 'false';
+    this.shown = description;
+    const started = performance.now();
+    const layout = await this.layout(description);
+    if (this.shown !== description) return null;  // another view was asked for meanwhile
+    const laidOut = performance.now();
+    const root = svg('svg', { class: 'graph-svg', role: 'group', 'aria-roledescription': 'graph',
+      'aria-describedby': 'graph-hint' });
+    const viewport = svg('g', { class: 'viewport' });
+    const path = layout.edges.map((pts) => `M${pts.slice(0, 2).join(' ')}L${pts.slice(2).join(' ')}`).join('');
+    viewport.append(svg('path', { class: 'edges', d: path }),
+      svg('path', { class: 'arrows', d: layout.edges.filter((pts) => pts.length >= 4).map(arrowHead).join('') }));
+    const previous = this.current;
+    this.nodes = new Map();
+    this.current = null;
+    const counts = Object.fromEntries(STATES.map((s) => [s, 0]));
+    const fragment = document.createDocumentFragment();
+    description.nodes.forEach((node, i) => {
+      const { x, y } = layout.nodes[i];
+      const { width: w, height: h } = layout.sizes[i];
+      const state = states.get(node.name) ?? 'plain';
+      counts[state] += 1;
+      const g = svg('g', { class: `node ${state}`, transform: `translate(${x - w / 2},${y - h / 2})`, role: 'button',
+        tabindex: '-1', 'aria-label': `${layout.labels[i]} ${node.name}, ${SPOKEN[state]}`,
+        'data-testid': 'graph-node', 'data-node': node.name, 'data-state': state });
+      const text = svg('text', { x: w / 2, y: h / 2 + 4, 'text-anchor': 'middle', 'aria-hidden': 'true' });
+      text.textContent = layout.labels[i];
+      g.append(svg('rect', { class: 'halo', x: -5, y: -5, width: w + 10, height: h + 10, rx: 8 }),
+        svg('rect', { class: 'box', width: w, height: h, rx: 4 }), text);
+      if (state !== 'plain') g.append(svg('use', { href: `#glyph-${state}`, class: 'glyph', x: w - 6, y: -6, width: 12, height: 12 }));
+      fragment.append(g);
+      this.nodes.set(node.name, { g, x, y, w, h });
+    });
+    viewport.append(fragment);
+    root.append(viewport);
+    root.setAttribute('aria-label', `Model graph, ${description.nodes.length} nodes: ` +
+      STATES.map((s) => `${counts[s]} ${SPOKEN[s]}`).join(', '));
+    host.replaceChildren(root);
+    this.svg = root;
+    this.viewport = viewport;
+    this.size = { width: layout.width, height: layout.height };
+    for (const s of STATES) {
+      const count = this.el.legend.querySelector(`[data-state="${s}"] .count`);
+      if (count) count.textContent = String(counts[s]);
+    }
+    // The tab stop stays on the node that had it when the other view has it too, else the first.
+    this.setCurrent(this.nodes.has(previous) ? previous : description.nodes[0]?.name);
+    this.home();
+    const rendered = performance.now();
+    host.dataset.layoutMs = String(Math.round(laidOut - started));
+    host.dataset.workerLayoutMs = String(Math.round(layout.ms));
+    host.dataset.renderMs = String(Math.round(rendered - laidOut));
+    host.dataset.ready = 'true';
+    return { layoutMs: laidOut - started, renderMs: rendered - laidOut };
+  }
+
+  apply() {
+    const { x, y, k } = this.view;
+    this.viewport?.setAttribute('transform', `translate(${x},${y}) scale(${k})`);
+  }
+
+  box() { return this.el.host.getBoundingClientRect(); }
+
+  // The start view: the whole graph when it fits readably (at half size or more), else its top,
+  // as wide as fits; never enlarged.
+  home() {
+    const { width, height } = this.box();
+    const whole = Math.min(1, (width - 16) / this.size.width, (height - 16) / this.size.height);
+    if (this.size.width > 0 && whole >= 0.5) {
+      this.fitRect(0, 0, this.size.width, this.size.height, 1);
+      return;
+    }
+    const k = this.size.width > 0 ? Math.min(1, (width - 16) / this.size.width) : 1;
+    this.view = { k, x: (width - this.size.width * k) / 2, y: 8 };
+    this.apply();
+  }
+
+  fitRect(x0, y0, x1, y1, maxZoom) {
+    const { width, height } = this.box();
+    const k = Math.max(MIN_ZOOM, Math.min(maxZoom, (width - 16) / (x1 - x0), (height - 16) / (y1 - y0)));
+    this.view = { k, x: width / 2 - ((x0 + x1) / 2) * k, y: height / 2 - ((y0 + y1) / 2) * k };
+    this.apply();
+  }
+
+  fit() { if (this.size.width > 0) this.fitRect(0, 0, this.size.width, this.size.height, 1.5); }
+
+  zoom(factor, cx, cy) {
+    const { width, height } = this.box();
+    const px = cx ?? width / 2, py = cy ?? height / 2;
+    const k = Math.max(MIN_ZOOM, Math.min(MAX_ZOOM, this.view.k * factor));
+    this.view = { k, x: px - ((px - this.view.x) * k) / this.view.k, y: py - ((py - this.view.y) * k) / this.view.k };
+    this.apply();
+  }
+
+  pan(dx, dy) {
+    this.view.x += dx;
+    this.view.y += dy;
+    this.apply();
+  }
+
+  // Marks these nodes and brings them into view; returns how many of them this view has.
+  highlight(names) {
+    for (const n of this.nodes.values()) n.g.classList.remove('hl');
+    const found = names.map((name) => this.nodes.get(name)).filter(Boolean);
+    if (!found.length) return 0;
+    for (const n of found) n.g.classList.add('hl');
+    const x0 = Math.min(...found.map((n) => n.x - n.w / 2)), x1 = Math.max(...found.map((n) => n.x + n.w / 2));
+    const y0 = Math.min(...found.map((n) => n.y - n.h / 2)), y1 = Math.max(...found.map((n) => n.y + n.h / 2));
+    this.fitRect(x0 - 40, y0 - 40, x1 + 40, y1 + 40, 1.2);
+    return found.length;
+  }
+
+  // The node whose properties are shown: marked in the graph, and the graph's tab stop.
+  select(name) {
+    for (const n of this.nodes.values()) {
+      n.g.classList.remove('selected');
+      n.g.removeAttribute('aria-current');
+    }
+    const node = this.nodes.get(name);
+    if (!node) return;
+    node.g.classList.add('selected');
+    node.g.setAttribute('aria-current', 'true');
+    this.setCurrent(name);
+  }
+
+  setCurrent(name) {
+    if (this.current && this.nodes.has(this.current)) this.nodes.get(this.current).g.setAttribute('tabindex', '-1');
+    this.current = name ?? null;
+    this.nodes.get(name)?.g.setAttribute('tabindex', '0');
+  }
+
+  // Keyboard focus to `name`, panning just enough to show it.
+  focusNode(name) {
+    const node = this.nodes.get(name);
+    if (!node) return;
+    this.setCurrent(name);
+    node.g.focus({ preventScroll: true });
+    const { width, height } = this.box();
+    const { x, y, k } = this.view;
+    const left = x + (node.x - node.w / 2) * k, right = x + (node.x + node.w / 2) * k;
+    const top = y + (node.y - node.h / 2) * k, bottom = y + (node.y + node.h / 2) * k;
+    const margin = 24;
+    const dx = left < margin ? margin - left : right > width - margin ? width - margin - right : 0;
+    const dy = top < margin ? margin - top : bottom > height - margin ? height - margin - bottom : 0;
+    if (dx || dy) this.pan(dx, dy);
+  }
+
+  // The nearest node in an arrow's direction: ahead of the current one, preferring nodes in line.
+  neighbour(name, [dx, dy]) {
+    const from = this.nodes.get(name);
+    let best = null, bestScore = Infinity;
+    for (const [other, n] of this.nodes) {
+      const ax = n.x - from.x, ay = n.y - from.y;
+      const ahead = ax * dx + ay * dy;
+      if (ahead <= 1) continue;
+      const score = ahead + 2 * Math.abs(ax * dy + ay * dx);
+      if (score < bestScore) { best = other; bestScore = score; }
+    }
+    return best;
+  }
+
+  bindInput() {
+    const host = this.el.host;
+    // Mouse: a drag pans. Captured once it moves, so a click without moving stays a click on the
+    // node; the click that ends a drag selects nothing.
+    let drag = null, dragged = false;
+    host.addEventListener('pointerdown', (e) => {
+      if (e.pointerType !== 'mouse' || e.button !== 0) return;  // touch: see the touch events below
+      drag = { id: e.pointerId, x: e.clientX, y: e.clientY, moving: false };
+    });
+    host.addEventListener('pointermove', (e) => {
+      if (!drag || e.pointerId !== drag.id) return;
+      if (!drag.moving && Math.abs(e.clientX - drag.x) + Math.abs(e.clientY - drag.y) < 5) return;
+      if (!drag.moving) host.setPointerCapture(e.pointerId);
+      drag.moving = true;
+      this.pan(e.clientX - drag.x, e.clientY - drag.y);
+      drag.x = e.clientX;
+      drag.y = e.clientY;
+    });
+    const up = () => {
+      dragged = drag?.moving ?? false;
+      drag = null;
+      setTimeout(() => { dragged = false; });  // the click that follows a drag, if any, is past
+    };
+    host.addEventListener('pointerup', up);
+    host.addEventListener('pointercancel', up);
+    host.addEventListener('click', (e) => {
+      const node = e.target.closest?.('.node');
+      if (!node || dragged) return;
+      this.select(node.dataset.node);
+      this.onSelect(node.dataset.node);
+    });
+    // Touch: one finger is the page's (it scrolls); two fingers pan and pinch.
+    let fingers = null;
+    const twoFingers = (touches) => {
+      const [a, b] = [touches[0], touches[1]];
+      return { x: (a.clientX + b.clientX) / 2, y: (a.clientY + b.clientY) / 2, d: Math.hypot(a.clientX - b.clientX, a.clientY - b.clientY) };
+    };
+    host.addEventListener('touchstart', (e) => { fingers = e.touches.length === 2 ? twoFingers(e.touches) : null; }, { passive: true });
+    host.addEventListener('touchmove', (e) => {
+      if (e.touches.length !== 2 || !e.cancelable) return;
+      e.preventDefault();
+      const now = twoFingers(e.touches);
+      if (fingers) {
+        const r = this.box();
+        this.pan(now.x - fingers.x, now.y - fingers.y);
+        if (fingers.d > 0) this.zoom(now.d / fingers.d, now.x - r.left, now.y - r.top);
+      }
+      fingers = now;
+    }, { passive: false });
+    const lift = (e) => { if (e.touches.length < 2) fingers = null; };
+    host.addEventListener('touchend', lift);
+    host.addEventListener('touchcancel', lift);
+    // Wheel: the page's, unless ctrl or ⌘ is held (a trackpad pinch arrives as ctrl + wheel).
+    host.addEventListener('wheel', (e) => {
+      if (!e.ctrlKey && !e.metaKey) return;
+      e.preventDefault();
+      const r = this.box();
+      this.zoom(Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
+    }, { passive: false });
+    host.addEventListener('keydown', (e) => {
+      if (!this.viewport || e.altKey || e.ctrlKey || e.metaKey) return;
+      const direction = DIRECTIONS[e.key];
+      let action = null;
+      if (direction && e.shiftKey) action = () => this.pan(-direction[0] * 60, -direction[1] * 60);
+      else if (direction && this.current) action = () => this.focusNode(this.neighbour(this.current, direction) ?? this.current);
+      else if (e.key === 'Enter' || e.key === ' ') {
+        const node = e.target.closest?.('.node');
+        if (node) action = () => { this.select(node.dataset.node); this.onSelect(node.dataset.node); };
+      } else {
+        action = { '+': () => this.zoom(1.25), '=': () => this.zoom(1.25), '-': () => this.zoom(0.8), 0: () => this.fit() }[e.key];
+      }
+      if (action) { e.preventDefault(); action(); }
+    });
+    this.el.zoomIn.addEventListener('click', () => this.zoom(1.25));
+    this.el.zoomOut.addEventListener('click', () => this.zoom(0.8));
+    this.el.fit.addEventListener('click', () => this.fit());
+  }
+}

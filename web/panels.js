@@ -1,0 +1,120 @@
+// The result's panels besides the plan: the model card, the grouped audit and a node's properties.
+import { formatAttribute, formatBytes, formatCount, formatShape } from './ops.js';
+
+function el(tag, content, className) {
+  const e = document.createElement(tag);
+  if (content !== undefined) e.textContent = content;
+  if (className) e.className = className;
+  return e;
+}
+
+function entry(dl, term, ...details) {
+  dl.append(el('dt', term));
+  const dd = el('dd');
+  dd.append(...details);
+  dl.append(dd);
+}
+
+const valueLine = (v) => `${v.name}: ${v.type ?? ''} ${v.shape === undefined ? '' : formatShape(v.shape)}`.trim();
+const change = (a, b, format = String) => (a === b ? format(a) : `${format(a)} → ${format(b)}`);
+
+function list(items) {
+  const ul = el('ul', undefined, 'plain');
+  for (const item of items) ul.append(el('li', item));
+  return ul;
+}
+
+export function renderCard(dl, report, input, output) {
+  dl.replaceChildren();
+  entry(dl, 'Inputs', list(input.inputs.map(valueLine)));
+  entry(dl, 'Outputs', list(output.outputs.map(valueLine)));
+  entry(dl, 'Opset', change(input.opset, output.opset));
+  entry(dl, 'IR version', change(input.ir_version, output.ir_version));
+  entry(dl, 'Producer', input.producer || 'not recorded');
+  entry(dl, 'Parameters', change(input.parameters, output.parameters, formatCount));
+  entry(dl, 'Nodes', change(report.input.nodes, report.output.nodes));
+  entry(dl, 'Size', change(report.input.bytes, report.output.bytes, formatBytes));
+}
+
+// "Show in graph" for one entry; its accessible name starts with the visible text.
+export function showButton(what, onClick) {
+  const b = el('button', 'Show in graph', 'small secondary');
+  b.type = 'button';
+  b.setAttribute('aria-label', `Show in graph: ${what}`);
+  b.addEventListener('click', (e) => { e.stopPropagation(); onClick(); });
+  return b;
+}
+
+// Grouped by the report's `group` when it has one, else by op type and reason; each group
+// collapsible, with its count.
+export function renderAudit(container, unsupported, onShow) {
+  container.replaceChildren();
+  if (!unsupported.length) {
+    container.append(el('p', 'None: the target can run every node.'));
+    return;
+  }
+  const groups = new Map();
+  for (const u of unsupported) {
+    const key = u.group ?? `${u.op_type}: ${u.reason}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(u);
+  }
+  for (const [key, entries] of groups) {
+    const details = el('details', undefined, 'audit-group');
+    details.dataset.testid = 'audit-group';
+    const summary = el('summary');
+    summary.append(el('span', key), el('span', ` (${entries.length})`, 'count'));
+    const ul = el('ul');
+    for (const u of entries) {
+      const li = el('li', `${u.node} (${u.op_type}): ${u.reason}`);
+      li.dataset.testid = 'audit-row';
+      li.append(' ', showButton(u.node, () => onShow([u.node])));
+      ul.append(li);
+    }
+    details.append(summary);
+    if (entries.length > 1) {
+      details.append(showButton(`all ${entries.length} of this group`, () => onShow(entries.map((u) => u.node))));
+    }
+    details.append(ul);
+    container.append(details);
+  }
+}
+
+// The properties of one node, and the matches, warnings and audit entries that concern it.
+// onShowMatch(match): "Show in graph" beside one of them.
+export function renderProps(aside, node, report, view, onShowMatch) {
+  const heading = el('h3', 'Properties');
+  heading.id = 'props-heading';
+  heading.tabIndex = -1;
+  aside.replaceChildren(heading);
+  if (!node) {
+    aside.append(el('p', 'Click a node, or “Show in graph” beside a match, warning or audit entry.', 'hint'));
+    return;
+  }
+  heading.textContent = `${node.op} — ${node.name}`;
+  const dl = el('dl', undefined, 'card');
+  entry(dl, 'Op', node.domain ? `${node.domain}.${node.op}` : node.op);
+  entry(dl, 'Name', node.unnamed ? `${node.name} (unnamed in the model)` : node.name);
+  entry(dl, 'In', view === 'input' ? 'the input model' : 'the converted model');
+  const attributes = Object.entries(node.attributes);
+  if (attributes.length) entry(dl, 'Attributes', list(attributes.map(([k, v]) => `${k} = ${formatAttribute(v)}`)));
+  const tensor = (t) => (t.name ? `${t.name} ${formatShape(t.shape)}${t.constant ? ' (constant)' : ''}` : '(omitted)');
+  entry(dl, 'Inputs', list(node.inputs.map(tensor)));
+  entry(dl, 'Outputs', list(node.outputs.map(tensor)));
+  const matches = report.matches.filter((m) => m.nodes.includes(node.name) || (m.applied && m.new_nodes.includes(node.name)));
+  if (matches.length) {
+    const ul = el('ul', undefined, 'plain');
+    for (const m of matches) {
+      const li = el('li', `${m.id}: ${m.applied ? (m.nodes.includes(node.name) && view === 'input' ? 'rewritten' : 'emitted by this rewrite') : `not applied (${m.reason})`}`);
+      li.append(' ', showButton(`the nodes of ${m.id}`, () => onShowMatch(m)));
+      ul.append(li);
+    }
+    entry(dl, 'Matches', ul);
+  }
+  const ids = new Set(matches.map((m) => m.id));
+  const warnings = report.warnings.filter((w) => ids.has(w.match_id) || w.node === node.name);
+  if (warnings.length) entry(dl, 'Warnings', list(warnings.map((w) => w.message)));
+  const audit = report.unsupported.filter((u) => u.node === node.name);
+  if (audit.length) entry(dl, 'Cannot run', list(audit.map((u) => u.reason)));
+  aside.append(dl);
+}
