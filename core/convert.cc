@@ -70,11 +70,39 @@ Status check_skipped_ids(const Report& report, const Options& options) {
   return ok_status();
 }
 
+bool has_external_data(onnx::ModelProto& model) {
+  bool found = false;
+  for_each_tensor(model, [&](onnx::TensorProto& t, const TensorPlace&) { found = found || is_external(t); });
+  return found;
+}
+
+// The converted model's data where options.layout puts it; false when the input's bytes can be
+// written as they are (nothing `changed`, single file kept single).
+Result<bool> place_data(onnx::ModelProto& model, const Options& options, bool changed, bool external_input,
+                        ExternalData* data, const std::string& data_file, ConvertResult& result) {
+  bool external_output =
+      options.layout == DataLayout::kExternal || (options.layout == DataLayout::kKeep && external_input);
+  if (external_output) {
+    if (data_file.empty()) return options_error("the converted model keeps its data in a separate file, which needs a name");
+    auto segments = lay_out_external(model, data_file, kExternalThreshold);
+    // No tensor big enough to move: one file, as if the layout had been kept.
+    if (segments.empty()) return changed;
+    result.data = std::move(segments);
+    return true;
+  }
+  if (external_input) {
+    if (auto s = inline_external(model, *data); !s) return s.error();
+    return true;
+  }
+  return changed;
+}
+
 // Where each stage starts on the 0..1 scale: on large models parsing and serialising take most
 // of the time, the passes less (a rough split; the bar only has to move honestly).
 constexpr double kPassesStart = 0.35, kPassesEnd = 0.75, kSaveStart = 0.8;
 
-Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress) {
+Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
+                          ExternalData* data, const std::string& data_file) {
   if (auto s = check_options(options); !s) return s.error();
   auto report_progress = [&](std::string_view stage, double fraction) {
     if (progress) progress(stage, fraction);
@@ -88,7 +116,11 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   auto model = parse_model(bytes);
   if (!model) return model.error();
   report_progress("validate", 0.3);
-  if (auto s = validate_model(*model); !s) return s.error();
+  if (auto s = validate_model(*model, data); !s) return s.error();
+  bool external_input = has_external_data(*model);
+  if (external_input) {
+    if (auto s = load_needed_values(*model, options.fold_batch_norm, *data); !s) return s.error();
+  }
   report.input = ModelStats::of(*model, bytes.size());
   // Pinned input shapes are what the analysis sees, the operator rules included.
   auto pinned = pin_input_shapes(*model, options);
@@ -111,19 +143,23 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
 
-  // Nothing changed: the output is the input, byte for byte (SPEC section 5). A dry run reports
+  // Nothing changed: the output is the input, byte for byte (SPEC section 5), unless its data
+  // moves. Pinned input shapes change the model even when no pattern applies. A dry run reports
   // the model it would write, without writing it.
-  // Pinned input shapes change the model even when no pattern applies.
   const bool changed = report.any_applied() || *pinned;
   report.output = report.input;
   report_progress("save", kSaveStart);
-  if (changed && options.dry_run) {
-    report.output = ModelStats::of(*model, model->ByteSizeLong());
-  } else if (changed) {
-    auto out = serialize_model(*model);
-    if (!out) return out.error();
-    report.output = ModelStats::of(*model, out->size());
-    result.converted = std::move(out).value();
+  if (options.dry_run) {
+    if (changed) report.output = ModelStats::of(*model, model->ByteSizeLong());
+  } else {
+    auto rewrite = place_data(*model, options, changed, external_input, data, data_file, result);
+    if (!rewrite) return rewrite.error();
+    if (*rewrite) {
+      auto out = serialize_model(*model);
+      if (!out) return out.error();
+      report.output = ModelStats::of(*model, out->size());
+      result.converted = std::move(out).value();
+    }
   }
   report.timings_ms.save = clock.lap_ms();
   report_progress("done", 1);
@@ -132,20 +168,21 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
 
 }  // namespace
 
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress) {
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
+                              ExternalData* data, const std::string& data_file) {
   // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
   // heap): it becomes an error message like any other bad input.
   try {
-    return run(bytes, options, progress);
+    return run(bytes, options, progress, data, data_file);
   } catch (const std::bad_alloc&) {
     return Error{fmt::format("out of memory while converting a {} byte model", bytes.size()), ErrorKind::kMemory};
   }
 }
 
-Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options) {
+Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data) {
   Options dry = options;
   dry.dry_run = true;
-  auto result = convert(bytes, dry);
+  auto result = convert(bytes, dry, {}, data);
   if (!result) return result.error();
   return std::move(result->report);
 }

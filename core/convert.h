@@ -5,7 +5,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "core/onnx/external_data.h"
 #include "core/options.h"
 #include "core/progress.h"
 #include "core/report/report.h"
@@ -15,8 +17,11 @@ namespace lattice {
 
 struct ConvertResult {
   Report report;
-  // The serialised model when at least one rewrite was applied.
+  // The serialised model when at least one rewrite was applied, or its data layout changed.
   std::optional<std::string> converted;
+  // The output's data file (named `data_file` in `convert`), when the output keeps its data
+  // outside the model; ranges of the input's data files are copied by whoever writes it.
+  std::optional<std::vector<DataSegment>> data;
 
   // The bytes to write: the converted model, or the input itself when nothing was applied
   // (byte-identical, and no copy of a large model); nullopt for a dry run.
@@ -28,10 +33,13 @@ struct ConvertResult {
 };
 
 // `progress` hears of each stage as it starts: parse, validate, the conversion and fusion passes,
-// audit, save, then "done" with fraction 1 (only on success).
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress = {});
+// audit, save, then "done" with fraction 1 (only on success). `data` reads the input's external
+// tensors (none: such a model is refused); `data_file` is the name the output's data file will
+// have beside it (the `location` written into the model).
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress = {},
+                              ExternalData* data = nullptr, const std::string& data_file = "");
 
 // The plan and the audit without converting: `convert` with dry_run set.
-Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options);
+Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data = nullptr);
 
 }  // namespace lattice

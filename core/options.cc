@@ -16,7 +16,8 @@ Json Options::to_json() const {
       .set("only", Json::array_of(only))
       .set("skip", Json::array_of(skip))
       .set("skip_matches", Json::array_of(skip_matches))
-      .set("dry_run", dry_run);
+      .set("dry_run", dry_run)
+      .set("data_layout", std::string(layout == DataLayout::kKeep ? "keep" : layout == DataLayout::kExternal ? "external" : "inline"));
 }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text) {

@@ -10,6 +10,10 @@
 
 namespace lattice {
 
+// Where the converted model's tensor data goes: as in the input (a data file if the input has
+// one), one data file for every tensor of at least 1 KiB, or all inline in one file.
+enum class DataLayout { kKeep, kExternal, kInline };
+
 struct Options {
   std::string target = "lattice";
   bool fold_batch_norm = true;
@@ -19,6 +23,7 @@ struct Options {
   bool dry_run = false;
   // Graph input name -> the dims to analyse and write it with (an FPGA runs one input size).
   std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
+  DataLayout layout = DataLayout::kKeep;
   // An id in skip_matches that matches nothing is an error (a typo would apply the match the
   // user meant to skip) unless this is set: the page keeps a user's skips across target
   // switches, where some ids no longer exist, and shows those as "no longer matched". Not part

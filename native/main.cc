@@ -5,7 +5,10 @@
 
 #include <cerrno>
 #include <climits>
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 #include <iostream>
 
 #include "core/cli/cli.h"
@@ -22,6 +25,51 @@ bool write_all(int fd, std::string_view bytes) {
     if (n <= 0) return false;
     bytes.remove_prefix(static_cast<size_t>(n));
   }
+  return true;
+}
+
+// pread(2) until `length` bytes are read; false (errno set, EIO at an early end) on failure.
+bool pread_all(int fd, char* out, uint64_t length, uint64_t offset) {
+  while (length > 0) {
+    ssize_t n = ::pread(fd, out, length, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    out += n;
+    offset += static_cast<uint64_t>(n);
+    length -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// A range of another file appended to `fd`: copy_file_range(2) (in the kernel, no copy through
+// user space), falling back to pread + write where the file systems do not support it.
+bool copy_range(int fd, const lattice::Piece& piece) {
+  int in = ::open(piece.source.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return false;
+  auto offset = static_cast<off_t>(piece.offset);
+  uint64_t left = piece.length;
+  while (left > 0) {
+    ssize_t n = ::copy_file_range(in, &offset, fd, nullptr, left, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    left -= static_cast<uint64_t>(n);
+  }
+  std::string chunk;
+  while (left > 0) {
+    chunk.resize(std::min<uint64_t>(left, 1 << 20));
+    if (!pread_all(in, chunk.data(), chunk.size(), static_cast<uint64_t>(offset)) || !write_all(fd, chunk)) {
+      int saved = errno;
+      ::close(in);
+      errno = saved;
+      return false;
+    }
+    offset += static_cast<off_t>(chunk.size());
+    left -= chunk.size();
+  }
+  ::close(in);
   return true;
 }
 
@@ -68,14 +116,34 @@ class FileHost final : public lattice::Host {
     return bytes;
   }
 
-  lattice::Result<std::string> write_temporary(const std::string& path, std::string_view bytes) override {
+  lattice::Result<std::string> real_path(const std::string& path) override {
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved) == nullptr) return os_error(errno);
+    return std::string(resolved);
+  }
+
+  lattice::Result<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return os_error(errno);
+    std::string bytes(length, '\0');
+    bool ok = pread_all(fd, bytes.data(), length, offset);
+    int saved = errno;
+    ::close(fd);
+    if (!ok) return os_error(saved ? saved : EIO);
+    return bytes;
+  }
+
+  lattice::Result<std::string> write_temporary(const std::string& path,
+                                               const std::vector<lattice::Piece>& pieces) override {
     std::string tmp = path + ".tmp-XXXXXX";
     int fd = ::mkstemp(tmp.data());
     if (fd < 0) return os_error(errno);
     // mkstemp makes the file 0600; a replaced file keeps its mode, a new one gets the umask's.
     struct stat old;
     mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~current_umask());
-    bool ok = ::fchmod(fd, mode) == 0 && write_all(fd, bytes) && ::fsync(fd) == 0;
+    bool ok = ::fchmod(fd, mode) == 0;
+    for (const auto& piece : pieces) ok = ok && (piece.source.empty() ? write_all(fd, piece.bytes) : copy_range(fd, piece));
+    ok = ok && ::fsync(fd) == 0;
     int saved = errno;
     ok = (::close(fd) == 0) && ok;
     if (!ok) {

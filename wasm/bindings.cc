@@ -81,6 +81,19 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       o.dry_run = v.as<bool>();
     } else if (key == "ignoreUnknownSkips" && type == "boolean") {
       o.ignore_unknown_skips = v.as<bool>();
+    } else if (key == "dataLayout" && type == "string") {
+      std::string layout = v.as<std::string>();
+      if (layout == "keep") {
+        o.layout = lattice::DataLayout::kKeep;
+      } else if (layout == "external") {
+        o.layout = lattice::DataLayout::kExternal;
+      } else if (layout == "inline") {
+        o.layout = lattice::DataLayout::kInline;
+      } else {
+        return lattice::options_error("options.dataLayout '{}' is not one of keep, external, inline", layout);
+      }
+    } else if ((key == "resolver" && type == "function") || (key == "dataFile" && type == "string")) {
+      // read by convert
     } else if (key == "only") {
       status = list(o.only);
     } else if (key == "skip") {
@@ -89,12 +102,13 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       status = list(o.skip_matches);
     } else if (key == "inputShapes") {
       status = input_shapes(v, o);
-    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips") {
+    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips" ||
+               key == "dataLayout" || key == "resolver" || key == "dataFile") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
       return lattice::options_error(
           "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, inputShapes, "
-          "ignoreUnknownSkips)",
+          "ignoreUnknownSkips, dataLayout, resolver, dataFile)",
           key);
     }
     if (!status) return status.error();
@@ -111,6 +125,35 @@ val failure(const lattice::Error& e) {
   return out;
 }
 
+// External data in memory: `resolve(location)` (wasm/index.mjs normalises the caller's function
+// or map into it) returns the data file's bytes or null; never throws.
+class ResolverData final : public lattice::ExternalData {
+ public:
+  explicit ResolverData(val resolve) : resolve_(std::move(resolve)) {}
+
+  lattice::Result<uint64_t> size(const std::string& location) override {
+    auto file = lookup(location);
+    if (!file) return file.error();
+    return static_cast<uint64_t>((*file)["length"].as<double>());
+  }
+  lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
+    auto file = lookup(location);
+    if (!file) return file.error();
+    if (offset + length > static_cast<uint64_t>((*file)["length"].as<double>())) return lattice::error("range beyond the end");
+    return copy_in(file->call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + length)));
+  }
+
+ private:
+  lattice::Result<val> lookup(const std::string& location) {
+    if (resolve_.isUndefined()) return lattice::error("no data files were given (options.resolver)");
+    val file = resolve_(location);
+    if (file.isNull() || file.isUndefined()) return lattice::error("no file of that name was given");
+    return file;
+  }
+
+  val resolve_;
+};
+
 // `on_progress`, when a function, is called with {stage, fraction} as each stage starts.
 val convert(const val& u8, const val& opts, const val& on_progress) {
   auto options = options_from(opts);
@@ -125,11 +168,23 @@ val convert(const val& u8, const val& opts, const val& on_progress) {
     };
   }
   std::string bytes = copy_in(u8);
-  auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options, progress);
+  bool has_resolver = !opts.isUndefined() && !opts.isNull() && !opts["resolver"].isUndefined();
+  ResolverData data(has_resolver ? opts["resolver"] : val::undefined());
+  std::string data_file = !opts.isUndefined() && !opts.isNull() && opts["dataFile"].isString()
+                              ? opts["dataFile"].as<std::string>()
+                              : "model.onnx.data";
+  auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options,
+                                 progress, has_resolver ? &data : nullptr, data_file);
   if (!result) return failure(result.error());
   val out = val::object();
   auto model = result->output(bytes);
   out.set("model", model ? copy_out(*model) : val::null());
+  out.set("data", val::null());
+  if (model && result->data) {
+    auto assembled = lattice::assemble(*result->data, data);
+    if (!assembled) return failure(assembled.error());
+    out.set("data", copy_out(*assembled));
+  }
   out.set("report", result->report.to_json().dump());
   return out;
 }
@@ -177,8 +232,32 @@ class JsHost final : public lattice::Host {
     if (auto e = failed(r)) return *e;
     return copy_in(r);
   }
-  lattice::Result<std::string> write_temporary(const std::string& path, std::string_view bytes) override {
-    val r = js_.call<val>("writeTemporary", path, view_of(bytes));
+  lattice::Result<std::string> real_path(const std::string& path) override {
+    val r = js_.call<val>("realPath", path);
+    if (auto e = failed(r)) return *e;
+    return r.as<std::string>();
+  }
+  lattice::Result<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override {
+    val r = js_.call<val>("readRange", path, static_cast<double>(offset), static_cast<double>(length));
+    if (auto e = failed(r)) return *e;
+    return copy_in(r);
+  }
+  // Pieces as [{bytes} | {source, offset, length}]; the views are written before the heap can grow.
+  lattice::Result<std::string> write_temporary(const std::string& path,
+                                               const std::vector<lattice::Piece>& pieces) override {
+    val list = val::array();
+    for (const auto& piece : pieces) {
+      val item = val::object();
+      if (piece.source.empty()) {
+        item.set("bytes", view_of(piece.bytes));
+      } else {
+        item.set("source", piece.source);
+        item.set("offset", static_cast<double>(piece.offset));
+        item.set("length", static_cast<double>(piece.length));
+      }
+      list.call<void>("push", item);
+    }
+    val r = js_.call<val>("writeTemporary", path, list);
     if (auto e = failed(r)) return *e;
     return r.as<std::string>();
   }

@@ -14,6 +14,9 @@ export interface ConvertOptions {
   /** Leave out single matches, by their report id. An id that matches nothing is an error
    *  (code ERR_ONNX_LATTICE_OPTIONS) listing this model's match ids. */
   skipMatches?: string[];
+  /** Where the converted model's tensor data goes: 'keep' (default: a data file if the input has
+   *  one), 'external' (every tensor of 1 KiB or more in a data file), 'inline' (one file). */
+  dataLayout?: 'keep' | 'external' | 'inline';
   /** Accept skipMatches ids that match nothing (as the page does across target switches). Default false. */
   ignoreUnknownSkips?: boolean;
   /** Pinned input shapes, e.g. {input: [1, 3, 640, 640]}: used for the analysis and written into
@@ -22,6 +25,19 @@ export interface ConvertOptions {
   /** Called as each stage of the conversion starts (parse, validate, each pass, audit, save, done);
    *  `fraction` (0..1) is how much of the conversion is done. */
   onProgress?: (event: { stage: string; fraction: number }) => void;
+}
+
+/** The data files of an external-data model, by `location`: a function, a Map or an object. */
+export type Resolver =
+  | ((location: string) => Uint8Array | ArrayBuffer | null | undefined)
+  | Map<string, Uint8Array | ArrayBuffer>
+  | Record<string, Uint8Array | ArrayBuffer>;
+
+export interface MemoryConvertOptions extends ConvertOptions {
+  /** Reads the input's external data; without it an external-data model is refused. */
+  resolver?: Resolver;
+  /** The `location` written into the converted model for its data file; default 'model.onnx.data'. */
+  dataFile?: string;
 }
 
 /** A tensor a node reads or writes; `shape` null when not even the rank is known. */
@@ -74,7 +90,7 @@ export interface Report {
   target: Target;
   options: {
     target: Target; fold_batch_norm: boolean; only: string[]; skip: string[];
-    skip_matches: string[]; dry_run: boolean;
+    skip_matches: string[]; dry_run: boolean; data_layout: 'keep' | 'external' | 'inline';
   };
   input: ModelStats;
   output: ModelStats;
@@ -123,9 +139,15 @@ export interface Hardware {
 export interface Converter {
   /** Converts a model. Throws a ConverterError naming what is wrong.
    *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
-  convert(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): { model: Uint8Array | null; report: Report };
+  convert(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions):
+    { model: Uint8Array | null; data: Uint8Array | null; report: Report };
+  /** Converts the file `inPath` into `outPath` (plus `outPath + '.data'` when the output keeps its
+   *  data in a file), exactly as the CLIs: external data is read from the model's folder (a
+   *  location outside it is refused, ERR_ONNX_LATTICE_MODEL), and the outputs are written
+   *  together or not at all. */
+  convertFile(inPath: string, outPath: string, options?: Omit<ConvertOptions, 'onProgress' | 'ignoreUnknownSkips'>): { report: Report };
   /** The plan and the audit, converting nothing. */
-  inspect(bytes: Uint8Array | ArrayBuffer, options?: ConvertOptions): Report;
+  inspect(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions): Report;
   /** The model's graph, inputs/outputs and card facts, for viewers. Throws for a model it cannot parse. */
   describe(bytes: Uint8Array | ArrayBuffer): ModelDescription;
   patterns(): Catalogue;

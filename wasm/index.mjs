@@ -1,6 +1,7 @@
 // The Node.js API: createConverter() -> { convert, inspect, describe, patterns, hardware, version }.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fsHost } from './fs_host.mjs';
 
 const require = createRequire(import.meta.url);
 const factory = require('./dist/onnx_lattice.js');
@@ -43,6 +44,55 @@ function toBytes(bytes) {
   throw e;
 }
 
+// options.resolver as the core reads it: location -> the data file's bytes, or null. The caller
+// gives a function, a Map or a plain object; what it throws or returns amiss reads as "no such file".
+function resolverFrom(resolver) {
+  if (resolver === undefined) return undefined;
+  const lookup = typeof resolver === 'function' ? resolver
+    : resolver instanceof Map ? (location) => resolver.get(location)
+      : resolver !== null && typeof resolver === 'object' ? (location) => (Object.hasOwn(resolver, location) ? resolver[location] : undefined)
+        : null;
+  if (!lookup) throw codedError('options.resolver must be a function, a Map or an object of data files', 'ERR_ONNX_LATTICE_OPTIONS');
+  return (location) => {
+    try {
+      const file = lookup(location);
+      return file instanceof Uint8Array ? file : ArrayBuffer.isView(file) || file instanceof ArrayBuffer ? toBytes(file) : null;
+    } catch {
+      return null;
+    }
+  };
+}
+
+// convertFile's options as the shared command line's flags: the file path runs exactly as the CLIs.
+function flagsFrom(options) {
+  const flags = [];
+  const list = (key, flag) => {
+    const v = options[key];
+    if (!Array.isArray(v) || v.some((item) => typeof item !== 'string')) throw codedError(`options.${key} must be an array of strings`, 'ERR_ONNX_LATTICE_OPTIONS');
+    if (v.length) flags.push(flag, v.join(','));
+  };
+  for (const [key, v] of Object.entries(options ?? {})) {
+    if (v === undefined) continue;
+    const type = (want) => {
+      if (typeof v !== want) throw codedError(`options.${key} has the wrong type (${typeof v})`, 'ERR_ONNX_LATTICE_OPTIONS');
+    };
+    if (key === 'target') { type('string'); flags.push('--target', v); }
+    else if (key === 'foldBatchNorm') { type('boolean'); if (!v) flags.push('--no-fold-bn'); }
+    else if (key === 'dryRun') { type('boolean'); if (v) flags.push('--dry-run'); }
+    else if (key === 'only') list(key, '--only');
+    else if (key === 'skip') list(key, '--skip');
+    else if (key === 'skipMatches') list(key, '--skip-match');
+    else if (key === 'dataLayout') {
+      type('string');
+      if (!['keep', 'external', 'inline'].includes(v)) throw codedError(`options.dataLayout '${v}' is not one of keep, external, inline`, 'ERR_ONNX_LATTICE_OPTIONS');
+      if (v !== 'keep') flags.push(v === 'inline' ? '--inline' : '--external-data');
+    } else {
+      throw codedError(`unknown option '${key}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, dataLayout)`, 'ERR_ONNX_LATTICE_OPTIONS');
+    }
+  }
+  return flags;
+}
+
 export async function createConverter() {
   const module = await loadModule();
   const state = { broken: null };
@@ -54,12 +104,29 @@ export async function createConverter() {
       ({ onProgress, ...options } = options);
       if (typeof onProgress !== 'function') throw codedError('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS');
     }
-    const result = guard(state, () => module.convert(input, options, onProgress));
+    const resolver = resolverFrom(options?.resolver);
+    const opts = resolver ? { ...options, resolver } : options;
+    const result = guard(state, () => module.convert(input, opts, onProgress));
     if (result.error !== undefined) throw codedError(result.error, result.code);
-    return { model: result.model, report: JSON.parse(result.report) };
+    return { model: result.model, data: result.data, report: JSON.parse(result.report) };
+  };
+  // The file path: external data read from the model's folder, ranges copied file to file, the
+  // outputs written together or not at all -- the CLIs' own code, with the report returned.
+  const convertFile = (inPath, outPath, options = {}) => {
+    const args = ['convert', String(inPath), '-o', String(outPath), '--report', '-', ...flagsFrom(options)];
+    let out = '';
+    let err = '';
+    const host = { ...fsHost, out: (text) => { out += text; }, err: (text) => { err += text; }, errIsTerminal: () => false };
+    const status = guard(state, () => module.runCli(args, host));
+    if (status !== 0) {
+      const message = err.split('\n')[0].replace(/^onnx-lattice: (error: )?/, '');
+      throw codedError(message, status === 2 ? 'ERR_ONNX_LATTICE_OPTIONS' : 'ERR_ONNX_LATTICE_MODEL');
+    }
+    return { report: JSON.parse(out) };
   };
   return {
     convert,
+    convertFile,
     inspect: (bytes, options = {}) => convert(bytes, { ...options, dryRun: true }).report,
     describe: (bytes) => {
       const result = guard(state, () => module.describe(toBytes(bytes), null));

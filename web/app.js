@@ -109,7 +109,8 @@ function send(message, transfer = []) {
   worker.postMessage(message, transfer);
 }
 
-async function loadBytes(name, readBuffer, size) {
+// `dataFiles`: the data files of an external-data model, dropped or picked with it.
+async function loadBytes(name, readBuffer, size, dataFiles = []) {
   picked = true;
   const pickedAt = performance.now();
   if (size > MAX_MODEL_BYTES) {
@@ -124,14 +125,18 @@ async function loadBytes(name, readBuffer, size) {
   showProgress(`reading ${name}`, 0);
   try {
     const bytes = await readBuffer();
-    send({ type: 'load', bytes, options: options() }, [bytes]);  // transferred, not copied
+    const files = Object.fromEntries(await Promise.all(dataFiles.map(async (f) => [f.name, await f.arrayBuffer()])));
+    send({ type: 'load', bytes, files, options: options() }, [bytes, ...Object.values(files)]);  // transferred, not copied
   } catch (e) {
     showError(`the file could not be read (${e.message})`);
   }
 }
 
-function loadFile(file) {
-  if (file) loadBytes(file.name, () => file.arrayBuffer(), file.size);
+// The model (the .onnx among the files) and the rest as its data files.
+function loadFiles(list) {
+  const all = [...list];
+  const model = all.find((f) => /\.onnx$/i.test(f.name)) ?? all[0];
+  if (model) loadBytes(model.name, () => model.arrayBuffer(), model.size, all.filter((f) => f !== model));
 }
 
 function text(tag, content, className) {
@@ -351,13 +356,13 @@ sampleBytes.catch(() => {});  // reported when the button is pressed
 startWorker();
 worker.postMessage({ type: 'init' });
 
-ui.file.addEventListener('change', () => loadFile(ui.file.files[0]));
+ui.file.addEventListener('change', () => loadFiles(ui.file.files));
 ui.drop.addEventListener('dragover', (e) => { e.preventDefault(); ui.drop.classList.add('over'); });
 ui.drop.addEventListener('dragleave', () => ui.drop.classList.remove('over'));
 ui.drop.addEventListener('drop', (e) => {
   e.preventDefault();
   ui.drop.classList.remove('over');
-  loadFile(e.dataTransfer.files[0]);
+  loadFiles(e.dataTransfer.files);
 });
 ui.sample.addEventListener('click', () => loadBytes('sample.onnx', async () => (await sampleBytes).slice(0), 0));
 ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));

@@ -1,14 +1,16 @@
 // The page's conversion worker: owns the WebAssembly module and the model bytes, so the page never
 // freezes. Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', bytes
-// (transferred), options} and {type: 'convert', options}. Out: ready; progress {stage, fraction}
+// (transferred), files, options} and {type: 'convert', options}. Out: ready; progress {stage, fraction}
 // as the core reports each stage; result {report, model (transferred), input, output (the graph
-// descriptions), ms}; error {message}.
+// descriptions), ms}; error {message}. `files` are an external-data model's data files by name
+// (ArrayBuffers, transferred), matched to its tensors' `location`s.
 /* global OnnxLattice, importScripts */
 importScripts('onnx_lattice.js');
 
 let module = null;
 let input = null;             // the model as dropped, kept for converting again with other options
 let inputDescription = null;  // described once per model: it does not depend on the options
+let files = new Map();         // the model's data files, by name
 const post = (message, transfer = []) => self.postMessage(message, transfer);
 
 // The bar's scale: the core's stages fill most of it, describing the graphs for the view the rest.
@@ -52,7 +54,9 @@ function convert(options) {
   const started = performance.now();
   const onProgress = ({ stage, fraction }) => post({ type: 'progress', stage, fraction: fraction * CORE_SHARE });
   // The page keeps skips across target switches and shows those that no longer match.
-  const result = guarded(() => module.convert(input, { ...options, ignoreUnknownSkips: true }, onProgress));
+  // With data files the download is one file, the data inline: one model to save.
+  const data = files.size ? { resolver: (location) => files.get(location) ?? null, dataLayout: 'inline' } : {};
+  const result = guarded(() => module.convert(input, { ...options, ...data, ignoreUnknownSkips: true }, onProgress));
   if (result.error !== undefined) throw new Error(result.error);
   const report = JSON.parse(result.report);
   post({ type: 'progress', stage: 'describing the graph', fraction: CORE_SHARE });
@@ -71,6 +75,7 @@ self.onmessage = async ({ data }) => {
     if (data.type === 'load') {
       input = new Uint8Array(data.bytes);
       inputDescription = null;
+      files = new Map(Object.entries(data.files ?? {}).map(([name, buffer]) => [name, new Uint8Array(buffer)]));
     }
     if (!input) throw new Error('no model loaded');
     convert(data.options);

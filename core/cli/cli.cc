@@ -3,6 +3,7 @@
 #include <optional>
 #include <span>
 
+#include "core/cli/data_files.h"
 #include "core/cli/files.h"
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
@@ -16,7 +17,8 @@ namespace {
 
 constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
                        [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
-                       [--report REPORT.json|-] [--dry-run] [--quiet] [--input-shape NAME:1,3,640,640 ...]
+                       [--report REPORT.json|-] [--dry-run] [--quiet] [--external-data|--inline]
+                       [--input-shape NAME:1,3,640,640 ...]
 )";
 constexpr std::string_view kInspectUsage =
     "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--input-shape ...] [--json]\n";
@@ -111,6 +113,12 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       cmd.options.fold_batch_norm = false;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {
       cmd.options.dry_run = true;
+    } else if ((flag == "--external-data" || flag == "--inline") && !inline_value && (convert)) {
+      auto layout = flag == "--inline" ? DataLayout::kInline : DataLayout::kExternal;
+      if (cmd.options.layout != DataLayout::kKeep && cmd.options.layout != layout) {
+        return UsageError{"--external-data and --inline cannot be used together"};
+      }
+      cmd.options.layout = layout;
     } else if (flag == "--quiet" && !inline_value && (convert)) {
       cmd.quiet = true;
     } else if (flag == "--json" && !inline_value && (inspect || cmd.name == "patterns" || cmd.name == "hardware")) {
@@ -187,7 +195,14 @@ class Runner {
     auto bytes = host_.read_file(input->resolved);
     if (!bytes) return reject(fmt::format("cannot read '{}': {}", cmd_.input, bytes.error().message));
     progress("converting");
-    auto result = convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options);
+    // External data is resolved in the model's folder; the output's data file is named after the
+    // model file it belongs to, wherever symlinks put that.
+    FolderData data(host_, cmd_.input);
+    std::string data_file = destinations.empty() || destinations[0].to_stdout
+                                ? "model.onnx.data"
+                                : base_name(destinations[0].target.resolved) + ".data";
+    auto result =
+        convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, {}, &data, data_file);
     if (!result) {
       const Error& e = result.error();
       if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));
@@ -203,8 +218,17 @@ class Runner {
     std::string json = report.to_json().dump();
     std::vector<Output> outputs;
     for (const auto& d : destinations) {
-      if (d.flag == "-o" && model) outputs.push_back({&d, *model});
-      if (d.flag == "--report") outputs.push_back({&d, json});
+      if (d.flag == "-o" && model) outputs.emplace_back(&d, *model);
+      if (d.flag == "--report") outputs.emplace_back(&d, json);
+    }
+    std::optional<Destination> data_to;
+    if (model && result->data) {
+      auto to = data_destination(destinations, *input);
+      if (!to) return usage_error(to.error().message);
+      data_to = std::move(to).value();
+      auto pieces = data_pieces(*result->data, data);
+      if (!pieces) return reject(fmt::format("{}: {}", cmd_.input, pieces.error().message));
+      outputs.emplace_back(&*data_to, std::move(pieces).value());
     }
     if (!outputs.empty()) progress("writing");
     if (auto s = write_together(host_, outputs); !s) return reject(s.error().message);
@@ -218,6 +242,47 @@ class Runner {
   }
 
  private:
+  static std::string base_name(const std::string& path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+  }
+
+  // OUT.onnx.data beside the model's file. Two files cannot go to standard output or a device;
+  // found before anything is written.
+  Result<Destination> data_destination(const std::vector<Destination>& destinations, const ResolvedPath& input) {
+    const Destination& model = destinations[0];
+    auto kind = model.target.stat.kind;
+    if (model.to_stdout || (kind != FileStat::Kind::kRegular && kind != FileStat::Kind::kMissing)) {
+      return error("the converted model keeps its tensor data in a separate file, which -o '{}' cannot hold; give a "
+                   "file name, or --inline for one file",
+                   cmd_.output);
+    }
+    auto to = destination(host_, "-o", model.target.resolved + ".data");
+    if (!to) return to.error();
+    if (to->target.same_file(input)) return error("'{}' would overwrite the input model", to->target.path);
+    for (const auto& other : destinations) {
+      if (other.flag == "--report" && to->target.same_file(other.target)) {
+        return error("--report '{}' names the model's data file", other.target.path);
+      }
+    }
+    return to;
+  }
+
+  // The data file's segments as pieces the host writes, ranges naming their checked source file.
+  static Result<std::vector<Piece>> data_pieces(const std::vector<DataSegment>& segments, FolderData& data) {
+    std::vector<Piece> pieces;
+    for (const auto& s : segments) {
+      if (s.location.empty()) {
+        pieces.push_back({s.bytes, "", 0, 0});
+        continue;
+      }
+      auto path = data.path_of(s.location);
+      if (!path) return error("cannot read '{}': {}", s.location, path.error().message);
+      pieces.push_back({"", std::move(path).value(), s.offset, s.length});
+    }
+    return pieces;
+  }
+
   static Options dry(Options options) {
     options.dry_run = true;
     return options;

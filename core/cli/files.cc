@@ -64,19 +64,23 @@ Status write_together(Host& host, const std::vector<Output>& outputs) {
   };
   for (const auto& o : outputs) {
     if (o.to->to_stdout || o.to->target.stat.kind == FileStat::Kind::kCharDevice) continue;
-    auto tmp = host.write_temporary(o.to->target.resolved, o.bytes);
+    auto tmp = host.write_temporary(o.to->target.resolved, o.pieces);
     if (!tmp) return fail(error("cannot write '{}': {}", o.to->target.path, tmp.error().message));
     written.emplace_back(std::move(tmp).value(), o.to);
   }
   for (const auto& o : outputs) {
     if (o.to->target.stat.kind != FileStat::Kind::kCharDevice) continue;
-    if (auto s = host.write_device(o.to->target.resolved, o.bytes); !s) {
-      return fail(error("cannot write '{}': {}", o.to->target.path, s.error().message));
+    for (const auto& piece : o.pieces) {
+      if (auto s = host.write_device(o.to->target.resolved, piece.bytes); !s) {
+        return fail(error("cannot write '{}': {}", o.to->target.path, s.error().message));
+      }
     }
   }
   for (const auto& o : outputs) {
     if (!o.to->to_stdout) continue;
-    if (auto s = host.out_bytes(o.bytes); !s) return fail(error("cannot write to standard output: {}", s.error().message));
+    for (const auto& piece : o.pieces) {
+      if (auto s = host.out_bytes(piece.bytes); !s) return fail(error("cannot write to standard output: {}", s.error().message));
+    }
   }
   while (!written.empty()) {
     auto [tmp, to] = written.front();

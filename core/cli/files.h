@@ -34,7 +34,10 @@ Result<Destination> destination(Host& host, std::string_view flag, const std::st
 
 struct Output {
   const Destination* to;
-  std::string_view bytes;
+  std::vector<Piece> pieces;  // standard output and devices take `bytes` pieces only
+
+  Output(const Destination* where, std::string_view bytes) : to(where), pieces{Piece{bytes, "", 0, 0}} {}
+  Output(const Destination* where, std::vector<Piece> parts) : to(where), pieces(std::move(parts)) {}
 };
 
 // All or nothing: every file is first written beside its target under a temporary name, devices

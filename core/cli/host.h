@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/util/result.h"
 
@@ -19,15 +20,27 @@ struct FileStat {
   std::string identity;  // "device:inode", so two spellings of one file compare equal
 };
 
+// A piece of a file to write: `bytes`, or `length` bytes at `offset` of the file `source`, which
+// the host copies itself (tensor data never passes through the core).
+struct Piece {
+  std::string_view bytes;
+  std::string source;  // empty: `bytes`
+  uint64_t offset = 0, length = 0;
+};
+
 class Host {
  public:
   virtual ~Host() = default;
   virtual Result<FileStat> lstat(const std::string& path) = 0;
   virtual Result<std::string> read_link(const std::string& path) = 0;
   virtual Result<std::string> read_file(const std::string& path) = 0;
-  // A new file in the folder of `path` holding `bytes`, with the permissions of the file it will
-  // replace if there is one; returns its name. Nothing is left behind on failure.
-  virtual Result<std::string> write_temporary(const std::string& path, std::string_view bytes) = 0;
+  // realpath(3): absolute, every symlink followed; an error if the file is not there.
+  virtual Result<std::string> real_path(const std::string& path) = 0;
+  // Exactly `length` bytes at `offset` (an error if the file is shorter).
+  virtual Result<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) = 0;
+  // A new file in the folder of `path` holding the pieces in order, with the permissions of the
+  // file it will replace if there is one; returns its name. Nothing is left behind on failure.
+  virtual Result<std::string> write_temporary(const std::string& path, const std::vector<Piece>& pieces) = 0;
   virtual Status rename(const std::string& from, const std::string& to) = 0;
   virtual void remove(const std::string& path) = 0;
   // Writes into an existing character device (e.g. /dev/null), which is never replaced.

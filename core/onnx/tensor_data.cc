@@ -56,14 +56,14 @@ std::optional<TypedField> typed_field(const TensorProto& t, uint64_t count) {
 }  // namespace
 
 Status check_tensor_data(const TensorProto& t, std::string_view what) {
-  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
+  // An external tensor is checked by external_ref; once read (load_needed_values) its raw_data
+  // is checked as any other.
+  if ((t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) && !t.has_raw_data()) {
     std::string file;
     for (const auto& entry : t.external_data()) {
       if (entry.key() == "location") file = entry.value();
     }
-    return error("{} keeps its data in an external file ('{}'), which onnx-lattice cannot read; "
-                 "save the model with its data inline (onnx.save_model(..., save_as_external_data=False))",
-                 what, file);
+    return error("{} keeps its data in an external file ('{}'), which was not read", what, file);
   }
   if (t.has_segment()) return error("{} is a segmented tensor, which onnx-lattice does not support", what);
   auto count = element_count(t, what);

@@ -16,7 +16,8 @@ std::string format_dims(const onnx::TensorProto& tensor);
 // overflowing dims.
 Result<uint64_t> element_count(const onnx::TensorProto& tensor, std::string_view what);
 
-// The data held (raw_data or the typed field for its type) matches the dims, and is inline.
+// The data held (raw_data or the typed field for its type) matches the dims, and is in memory
+// (inline, or an external tensor already read).
 Status check_tensor_data(const onnx::TensorProto& tensor, std::string_view what);
 
 }  // namespace lattice

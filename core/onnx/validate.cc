@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/onnx/external_data.h"
 #include "core/onnx/naming.h"
 #include "core/onnx/subgraph.h"
 #include "core/onnx/tensor_data.h"
@@ -31,8 +32,8 @@ std::string describe(const onnx::NodeProto& node, int index) {
 
 class GraphValidator {
  public:
-  GraphValidator(const onnx::GraphProto& graph, const Scope* outer, std::string where)
-      : graph_(graph), where_(std::move(where)) {
+  GraphValidator(const onnx::GraphProto& graph, const Scope* outer, std::string where, ExternalData* data)
+      : graph_(graph), where_(std::move(where)), data_(data) {
     scope_.outer = outer;
   }
 
@@ -58,7 +59,7 @@ class GraphValidator {
     for (const auto& init : graph_.initializer()) {
       std::string what = fmt::format("initializer '{}'", init.name());
       if (init.name().empty()) return error("{}: an initializer has no name", where_);
-      if (auto s = check_tensor_data(init, what); !s) return s;
+      if (auto s = check_data(init, what); !s) return s;
       // Before IR version 4 every initializer is also a graph input: that is not a redefinition.
       auto it = scope_.definer.find(init.name());
       if (it != scope_.definer.end() && it->second == "a graph input") continue;
@@ -66,8 +67,8 @@ class GraphValidator {
     }
     for (const auto& sparse : graph_.sparse_initializer()) {
       std::string what = fmt::format("sparse initializer '{}'", sparse.values().name());
-      if (auto s = check_tensor_data(sparse.values(), what); !s) return s;
-      if (auto s = check_tensor_data(sparse.indices(), what + " indices"); !s) return s;
+      if (auto s = check_data(sparse.values(), what); !s) return s;
+      if (auto s = check_data(sparse.indices(), what + " indices"); !s) return s;
       if (auto s = define(sparse.values().name(), what); !s) return s;
     }
     return ok_status();
@@ -84,10 +85,10 @@ class GraphValidator {
       for (const auto& attr : node.attribute()) {
         std::string what = fmt::format("attribute '{}' of {}", attr.name(), describe(node, i));
         if (attr.has_t()) {
-          if (auto s = check_tensor_data(attr.t(), what); !s) return s;
+          if (auto s = check_data(attr.t(), what); !s) return s;
         }
         for (const auto& t : attr.tensors()) {
-          if (auto s = check_tensor_data(t, what); !s) return s;
+          if (auto s = check_data(t, what); !s) return s;
         }
       }
     }
@@ -119,7 +120,7 @@ class GraphValidator {
       for_each_subgraph(node, [&](const onnx::GraphProto& body) {
         if (!status) return;
         std::string where = fmt::format("{} > subgraph '{}' of {}", where_, body.name(), describe(node, i));
-        status = GraphValidator(body, &scope_, where).run();
+        status = GraphValidator(body, &scope_, where, data_).run();
       });
       if (!status) return status;
     }
@@ -167,18 +168,36 @@ class GraphValidator {
     return ok_status();
   }
 
+  // Inline data against the dims; an external reference against its file, reading nothing.
+  Status check_data(const onnx::TensorProto& t, const std::string& what) const {
+    if (!is_external(t)) return check_tensor_data(t, what);
+    if (!data_) {
+      std::string location;
+      for (const auto& entry : t.external_data()) {
+        if (entry.key() == "location") location = entry.value();
+      }
+      if (auto s = check_location(location, what); !s) return s;
+      return error("{} keeps its data in an external file ('{}'), and no data files were given to read it from", what,
+                   location);
+    }
+    auto ref = external_ref(t, what, *data_);
+    if (!ref) return ref.error();
+    return ok_status();
+  }
+
   const onnx::GraphProto& graph_;
   std::string where_;
+  ExternalData* data_;
   Scope scope_;
 };
 
 }  // namespace
 
-Status validate_model(const onnx::ModelProto& model) {
+Status validate_model(const onnx::ModelProto& model, ExternalData* data) {
   if (!model.has_graph()) return error("not an ONNX model: it has no graph (ModelProto.graph is missing)");
   if (model.ir_version() <= 0) return error("ModelProto.ir_version is missing");
   if (model.opset_import_size() == 0) return error("ModelProto.opset_import is empty: the model names no operator set");
-  return GraphValidator(model.graph(), nullptr, fmt::format("graph '{}'", model.graph().name())).run();
+  return GraphValidator(model.graph(), nullptr, fmt::format("graph '{}'", model.graph().name()), data).run();
 }
 
 }  // namespace lattice

@@ -205,6 +205,28 @@ test('a file over 2 GiB is refused in words before it is read, whenever the conv
   await context.close();
 });
 
+test('an external-data model picked with its data file converts to the CLI\'s single file; a missing one is named', async () => {
+  const folder = join(dir, 'external');
+  mkdirSync(folder);
+  const model = join(folder, 'stem.onnx');
+  const made = spawnSync('/usr/bin/python3', ['-c', 'import onnx, sys\nonnx.save_model(onnx.load(sys.argv[1]), sys.argv[2], ' +
+    'save_as_external_data=True, location="stem.onnx.data", size_threshold=256)', fixture('resnet_stem.onnx'), model], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  const { page, context } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', [`${model}.data`, model]);
+  assert.match(await waitDone(page), /^Done/);
+  const { bytes, name } = await downloadBytes(page, 'download');
+  assert.equal(name, 'stem.lattice.onnx');
+  assert.deepEqual(bytes, cli(model, ['--inline']).bytes);
+  await context.close();
+
+  const alone = await openPage();
+  await alone.page.setInputFiles('[data-testid="file-input"]', model);
+  assert.match(await waitDone(alone.page), /^Failed/);
+  assert.match(await alone.page.textContent('[data-testid="error"]'), /keeps its data in an external file \('stem\.onnx\.data'\)/);
+  await alone.context.close();
+});
+
 test('no request left 127.0.0.1', () => {
   assert.ok(requests.length > 0);
   const elsewhere = requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:'));

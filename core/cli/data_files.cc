@@ -1,0 +1,47 @@
+#include "core/cli/data_files.h"
+
+namespace lattice {
+
+FolderData::FolderData(Host& host, const std::string& model_path) : host_(host) {
+  size_t slash = model_path.rfind('/');
+  folder_ = slash == std::string::npos ? "." : model_path.substr(0, slash + 1);
+}
+
+Result<const FolderData::File*> FolderData::checked(const std::string& location) {
+  if (auto it = files_.find(location); it != files_.end()) return &it->second;
+  if (auto s = check_location(location, "a tensor"); !s) return s.error();
+  auto folder = host_.real_path(folder_);
+  if (!folder) return error("the model's folder: {}", folder.error().message);
+  auto path = host_.real_path(folder_ + "/" + location);
+  if (!path) return Error{path.error().message};
+  std::string inside = *folder == "/" ? "/" : *folder + "/";
+  if (!path->starts_with(inside)) {
+    return error("it resolves to '{}', outside the model's folder '{}' (a symlink?); data files must be inside it",
+                 *path, *folder);
+  }
+  auto stat = host_.lstat(*path);
+  if (!stat) return Error{stat.error().message};
+  if (stat->kind != FileStat::Kind::kRegular) return error("not a regular file");
+  return &files_.emplace(location, File{*path, stat->size}).first->second;
+}
+
+Result<uint64_t> FolderData::size(const std::string& location) {
+  auto file = checked(location);
+  if (!file) return file.error();
+  return (*file)->size;
+}
+
+Result<std::string> FolderData::read(const std::string& location, uint64_t offset, uint64_t length) {
+  auto file = checked(location);
+  if (!file) return file.error();
+  if (offset > (*file)->size || length > (*file)->size - offset) return error("range beyond the end of the file");
+  return host_.read_range((*file)->path, offset, length);
+}
+
+Result<std::string> FolderData::path_of(const std::string& location) {
+  auto file = checked(location);
+  if (!file) return file.error();
+  return (*file)->path;
+}
+
+}  // namespace lattice

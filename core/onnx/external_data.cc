@@ -1,0 +1,260 @@
+#include "core/onnx/external_data.h"
+
+#include <charconv>
+#include <unordered_set>
+
+#include "core/onnx/model_io.h"
+#include "core/onnx/tensor_data.h"
+#include "core/onnx/tensor_type.h"
+
+namespace lattice {
+
+using onnx::TensorProto;
+
+bool is_external(const TensorProto& t) {
+  return t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0;
+}
+
+namespace {
+
+std::string key_value(const TensorProto& t, std::string_view key) {
+  for (const auto& entry : t.external_data()) {
+    if (entry.key() == key) return entry.value();
+  }
+  return "";
+}
+
+bool has_key(const TensorProto& t, std::string_view key) {
+  for (const auto& entry : t.external_data()) {
+    if (entry.key() == key) return true;
+  }
+  return false;
+}
+
+void set_key(TensorProto& t, std::string_view key, const std::string& value) {
+  for (auto& entry : *t.mutable_external_data()) {
+    if (entry.key() == key) {
+      entry.set_value(value);
+      return;
+    }
+  }
+  auto* entry = t.add_external_data();
+  entry->set_key(std::string(key));
+  entry->set_value(value);
+}
+
+Result<uint64_t> parse_integer(const TensorProto& t, std::string_view key, std::string_view what) {
+  std::string text = key_value(t, key);
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return error("{} has external data {} '{}', which is not a non-negative integer", what, key, text);
+  }
+  return v;
+}
+
+// The reference as stored, once load_needed_values has checked it and written its length.
+ExternalRef stored_ref(const TensorProto& t) {
+  auto number = [&](std::string_view key) {
+    std::string text = key_value(t, key);
+    uint64_t v = 0;
+    std::from_chars(text.data(), text.data() + text.size(), v);
+    return v;
+  };
+  return {key_value(t, "location"), number("offset"), number("length")};
+}
+
+void visit_graph(onnx::GraphProto& graph,
+                 const std::function<void(TensorProto&, const TensorPlace&)>& fn) {
+  for (auto& init : *graph.mutable_initializer()) fn(init, {fmt::format("initializer '{}'", init.name()), false});
+  for (auto& sparse : *graph.mutable_sparse_initializer()) {
+    std::string what = fmt::format("sparse initializer '{}'", sparse.values().name());
+    fn(*sparse.mutable_values(), {what, true});
+    fn(*sparse.mutable_indices(), {what + " indices", true});
+  }
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      TensorPlace place{fmt::format("attribute '{}' of node '{}' ({})", attr.name(), node.name(), node.op_type()), false};
+      if (attr.has_t()) fn(*attr.mutable_t(), place);
+      for (auto& t : *attr.mutable_tensors()) fn(t, place);
+      if (attr.has_g()) visit_graph(*attr.mutable_g(), fn);
+      for (auto& g : *attr.mutable_graphs()) visit_graph(g, fn);
+    }
+  }
+}
+
+std::string mib(uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+}  // namespace
+
+Status check_location(const std::string& location, std::string_view what) {
+  auto refuse = [&](std::string_view why) {
+    return error("{} has external data location '{}', which is {}; data files must be inside the model's folder", what,
+                 location, why);
+  };
+  if (location.empty()) return error("{} is stored externally but names no location", what);
+  if (location.find('\0') != std::string::npos) return refuse("not a file name (it holds a NUL byte)");
+  if (location.front() == '/' || location.front() == '\\') return refuse("an absolute path");
+  if (location.size() > 1 && location[1] == ':') return refuse("an absolute path");
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find_first_of("/\\", start);
+    if (end == std::string::npos) end = location.size();
+    if (location.compare(start, end - start, "..") == 0 && end - start == 2) return refuse("a way out of it ('..')");
+    start = end + 1;
+  }
+  return ok_status();
+}
+
+Result<ExternalRef> external_ref(const TensorProto& t, std::string_view what, ExternalData& data) {
+  ExternalRef ref;
+  ref.location = key_value(t, "location");
+  if (auto s = check_location(ref.location, what); !s) return s.error();
+  if (has_key(t, "offset")) {
+    auto offset = parse_integer(t, "offset", what);
+    if (!offset) return offset.error();
+    ref.offset = *offset;
+  }
+  std::optional<uint64_t> length;
+  if (has_key(t, "length")) {
+    auto l = parse_integer(t, "length", what);
+    if (!l) return l.error();
+    length = *l;
+  }
+  auto size = data.size(ref.location);
+  if (!size) return error("{} keeps its data in '{}': {}", what, ref.location, size.error().message);
+  if (ref.offset > *size || (length && *length > *size - ref.offset)) {
+    return error("{} keeps its data at offset {} length {} of '{}', beyond the end of that file ({} bytes)", what,
+                 ref.offset, length ? *length : 0, ref.location, *size);
+  }
+  ref.length = length ? *length : *size - ref.offset;
+  auto count = element_count(t, what);
+  if (!count) return count.error();
+  auto bits = onnx_types::element_bits(t.data_type());
+  if (t.data_type() == TensorProto::UNDEFINED) return error("{} has no data type", what);
+  if (bits && ref.length != onnx_types::storage_bytes(*bits, *count)) {
+    return error("{} keeps {} bytes in '{}', but dims {} of type {} need {} bytes", what, ref.length, ref.location,
+                 format_dims(t), onnx_types::element_name(t.data_type()), onnx_types::storage_bytes(*bits, *count));
+  }
+  return ref;
+}
+
+void for_each_tensor(onnx::ModelProto& model, const std::function<void(TensorProto&, const TensorPlace&)>& fn) {
+  visit_graph(*model.mutable_graph(), fn);
+}
+
+Status load_needed_values(onnx::ModelProto& model, bool fold_batch_norm, ExternalData& data) {
+  // The weight and bias of every layer a BatchNormalization reads: what folding reads.
+  std::unordered_set<std::string> fold_inputs;
+  if (fold_batch_norm) {
+    std::unordered_map<std::string, const onnx::NodeProto*> producer;
+    for (const auto& node : model.graph().node()) {
+      for (const auto& out : node.output()) producer[out] = &node;
+    }
+    for (const auto& node : model.graph().node()) {
+      if (node.op_type() != "BatchNormalization" || node.input_size() == 0) continue;
+      auto it = producer.find(node.input(0));
+      if (it == producer.end()) continue;
+      const auto& layer = *it->second;
+      if (layer.op_type() != "Conv" && layer.op_type() != "ConvTranspose" && layer.op_type() != "Gemm") continue;
+      for (int i = 1; i < layer.input_size() && i <= 2; ++i) fold_inputs.insert(layer.input(i));
+    }
+  }
+  Status status = ok_status();
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace& place) {
+    if (!status || !is_external(t)) return;
+    const std::string& what = place.what;
+    auto ref = external_ref(t, what, data);
+    if (!ref) {
+      status = ref.error();
+      return;
+    }
+    set_key(t, "offset", std::to_string(ref->offset));
+    set_key(t, "length", std::to_string(ref->length));
+    if (ref->length > kReadAlways && !fold_inputs.contains(t.name())) return;
+    auto bytes = data.read(ref->location, ref->offset, ref->length);
+    if (!bytes) {
+      status = error("{}: cannot read '{}': {}", what, ref->location, bytes.error().message);
+      return;
+    }
+    t.set_raw_data(std::move(bytes).value());
+  });
+  return status;
+}
+
+std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::string& data_file,
+                                          uint64_t move_threshold) {
+  std::vector<DataSegment> segments;
+  uint64_t end = 0;
+  auto place = [&](TensorProto& t, DataSegment segment) {
+    uint64_t offset = (end + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
+    if (offset > end) segments.push_back({std::string(static_cast<size_t>(offset - end), '\0'), "", 0, 0});
+    uint64_t length = segment.size();
+    segments.push_back(std::move(segment));
+    end = offset + length;
+    t.set_data_location(TensorProto::EXTERNAL);
+    set_key(t, "location", data_file);
+    set_key(t, "offset", std::to_string(offset));
+    set_key(t, "length", std::to_string(length));
+  };
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace& where) {
+    if (is_external(t)) {
+      // Unchanged since it was read: written as a range of its source, never through protobuf.
+      ExternalRef ref = stored_ref(t);
+      t.clear_raw_data();
+      place(t, {"", ref.location, ref.offset, ref.length});
+    } else if (move_threshold > 0 && !where.sparse && t.has_raw_data() && t.raw_data().size() >= move_threshold) {
+      DataSegment segment{std::move(*t.mutable_raw_data()), "", 0, 0};
+      t.clear_raw_data();
+      place(t, std::move(segment));
+    }
+  });
+  return segments;
+}
+
+Status inline_external(onnx::ModelProto& model, ExternalData& data) {
+  uint64_t total = model.ByteSizeLong();
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace&) {
+    if (is_external(t) && !t.has_raw_data()) total += stored_ref(t).length;
+  });
+  if (total > kMaxModelBytes) {
+    return error("with its data inline the model would be {}, over protobuf's 2 GiB limit of a single-file ONNX model; "
+                 "write its data to a separate file instead",
+                 mib(total));
+  }
+  Status status = ok_status();
+  for_each_tensor(model, [&](TensorProto& t, const TensorPlace& place) {
+    if (!status || !is_external(t)) return;
+    if (!t.has_raw_data()) {
+      ExternalRef ref = stored_ref(t);
+      auto bytes = data.read(ref.location, ref.offset, ref.length);
+      if (!bytes) {
+        status = error("{}: cannot read '{}': {}", place.what, ref.location, bytes.error().message);
+        return;
+      }
+      t.set_raw_data(std::move(bytes).value());
+    }
+    t.clear_external_data();
+    t.clear_data_location();
+  });
+  return status;
+}
+
+Result<std::string> assemble(const std::vector<DataSegment>& segments, ExternalData& data) {
+  std::string out;
+  uint64_t total = 0;
+  for (const auto& s : segments) total += s.size();
+  out.reserve(static_cast<size_t>(total));
+  for (const auto& s : segments) {
+    if (s.location.empty()) {
+      out += s.bytes;
+      continue;
+    }
+    auto bytes = data.read(s.location, s.offset, s.length);
+    if (!bytes) return error("cannot read '{}': {}", s.location, bytes.error().message);
+    out += *bytes;
+  }
+  return out;
+}
+
+}  // namespace lattice

@@ -1,0 +1,151 @@
+// External data in the core, over an in-memory ExternalData (the CLIs' file-system reader is
+// tested end to end by tests/node/external_data.test.mjs).
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "core/convert.h"
+#include "core/onnx/external_data.h"
+#include "core/onnx/model_io.h"
+#include "core/onnx/tensor_values.h"
+#include "tests/cpp/support.h"
+
+namespace {
+
+// Data files by location; counts the bytes read, to show what is and is not read.
+class MemoryData final : public lattice::ExternalData {
+ public:
+  std::map<std::string, std::string> files;
+  uint64_t bytes_read = 0;
+  int reads = 0;
+
+  lattice::Result<uint64_t> size(const std::string& location) override {
+    auto it = files.find(location);
+    if (it == files.end()) return lattice::error("No such file or directory");
+    return static_cast<uint64_t>(it->second.size());
+  }
+  lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
+    ++reads;
+    bytes_read += length;
+    return files.at(location).substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+  }
+};
+
+// The model with every tensor of at least 256 bytes moved into `data.files[file]`, as onnx saves it.
+std::string externalise(const std::string& model_bytes, MemoryData& data, const std::string& file = "m.onnx.data") {
+  auto model = lattice::parse_model(test::bytes(model_bytes));
+  REQUIRE(model);
+  auto segments = lattice::lay_out_external(*model, file, 256);
+  auto assembled = lattice::assemble(segments, data);
+  REQUIRE(assembled);
+  data.files[file] = *assembled;
+  return model->SerializeAsString();
+}
+
+}  // namespace
+
+TEST_CASE("every fixture with external data converts as its single-file self") {
+  for (const auto& name : test::fixture_names()) {
+    CAPTURE(name);
+    std::string original = test::fixture(name);
+    auto single = lattice::convert(test::bytes(original), {});
+    REQUIRE(single);
+    std::string expected(*single->output({original}));
+
+    MemoryData data;
+    std::string external = externalise(original, data);
+    lattice::Options inline_layout;
+    inline_layout.layout = lattice::DataLayout::kInline;
+    auto converted = lattice::convert(test::bytes(external), inline_layout, {}, &data);
+    REQUIRE(converted);
+    std::string got(*converted->output(external));
+    if (data.files.at("m.onnx.data").empty()) continue;  // no tensor of 256 bytes: nothing external
+    CHECK(got == expected);
+  }
+}
+
+TEST_CASE("locations outside the model's folder are refused, naming the tensor") {
+  for (std::string bad : {"../x", "a/../../x", "..", "/etc/passwd", "\\\\server\\x", "C:\\x", "a\\..\\b", ""}) {
+    CAPTURE(bad);
+    auto s = lattice::check_location(bad, "initializer 'w'");
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.error().message, Catch::Contains("initializer 'w'"));
+  }
+  for (std::string good : {"m.onnx.data", "weights/w.bin", "a..b", "..a"}) {
+    CAPTURE(good);
+    CHECK(lattice::check_location(good, "initializer 'w'"));
+  }
+}
+
+TEST_CASE("a reference beyond its file or of the wrong length is refused before any read") {
+  MemoryData data;
+  std::string external = externalise(test::fixture("resnet_stem.onnx"), data);
+  auto model = lattice::parse_model(test::bytes(external));
+  REQUIRE(model);
+  auto* w = model->mutable_graph()->mutable_initializer(0);
+  REQUIRE(lattice::is_external(*w));
+  SECTION("offset beyond the end") {
+    for (auto& e : *w->mutable_external_data()) {
+      if (e.key() == "offset") e.set_value(std::to_string(data.files["m.onnx.data"].size()));
+    }
+  }
+  SECTION("length not what the dims need") {
+    for (auto& e : *w->mutable_external_data()) {
+      if (e.key() == "length") e.set_value("4");
+    }
+  }
+  SECTION("offset not a number") {
+    for (auto& e : *w->mutable_external_data()) {
+      if (e.key() == "offset") e.set_value("-1");
+    }
+  }
+  std::string bytes = model->SerializeAsString();
+  auto result = lattice::convert(test::bytes(bytes), {}, {}, &data, "out.onnx.data");
+  REQUIRE_FALSE(result);
+  CHECK_THAT(result.error().message, Catch::Contains("initializer '" + w->name() + "'"));
+  CHECK(data.reads == 0);
+}
+
+TEST_CASE("without a reader an external-data model is refused, naming the tensor and its file") {
+  MemoryData data;
+  std::string external = externalise(test::fixture("resnet_stem.onnx"), data);
+  auto result = lattice::convert(test::bytes(external), {});
+  REQUIRE_FALSE(result);
+  CHECK_THAT(result.error().message, Catch::Contains("keeps its data in an external file ('m.onnx.data')"));
+}
+
+TEST_CASE("a weight no pattern reads stays where it is: copied as a range, never read") {
+  onnx::ModelProto m = test::tiny_model();
+  auto& g = *m.mutable_graph();
+  g.mutable_node()->Clear();
+  test::set_input_shape(*g.mutable_input(0), "x", {1, 32, 8, 8});
+  test::add_node(g, "Conv", "conv", {"x", "w"}, {"y"});
+  auto* w = g.add_initializer();  // 100 KiB, raw_data
+  *w = lattice::make_tensor("w", onnx::TensorProto::FLOAT, {32, 32, 5, 5}, std::vector<double>(32 * 32 * 25, 0.5));
+  MemoryData data;
+  std::string external = externalise(m.SerializeAsString(), data, "in.bin");
+  lattice::Options none;
+  none.target = "none";
+  auto result = lattice::convert(test::bytes(external), none, {}, &data, "out.onnx.data");
+  REQUIRE(result);
+  CHECK(data.reads == 0);
+  REQUIRE(result->data);
+  REQUIRE(result->data->size() == 1);
+  CHECK(result->data->front().location == "in.bin");
+  CHECK(result->data->front().length == 32 * 32 * 25 * 4);
+  auto out = lattice::parse_model(test::bytes(*result->converted));
+  REQUIRE(out);
+  const auto& t = out->graph().initializer(0);
+  CHECK(t.external_data(0).value() == "out.onnx.data");
+}
+
+TEST_CASE("folding reads the weights it folds, and only those") {
+  MemoryData data;
+  std::string external = externalise(test::fixture("resnet_stem.onnx"), data);
+  lattice::Options none;
+  none.target = "none";
+  auto result = lattice::convert(test::bytes(external), none, {}, &data, "out.onnx.data");
+  REQUIRE(result);
+  CHECK(data.reads > 0);
+  CHECK(data.bytes_read <= data.files["m.onnx.data"].size());
+}

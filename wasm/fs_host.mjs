@@ -1,0 +1,117 @@
+// The file-system Host of the Node CLI and of convertFile (wasm/index.mjs): primitives only
+// (lstat, realpath, read a range, write a temporary file, rename, ...); which files may be read or
+// written, and in what order, is decided once in the core (core/cli). Failures come back as
+// {error} in the C library's strerror wording, so both CLIs print the same.
+import {
+  closeSync, constants, fchmodSync, fsyncSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, realpathSync,
+  renameSync, rmSync, statSync, writeSync,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+
+// The wording of the C library's strerror for the common cases, so both CLIs print the same.
+const STRERROR = {
+  ENOENT: 'No such file or directory', EACCES: 'Permission denied', EISDIR: 'Is a directory',
+  ENOTDIR: 'Not a directory', ENOSPC: 'No space left on device', EROFS: 'Read-only file system',
+  EEXIST: 'File exists', ELOOP: 'Too many levels of symbolic links', EPIPE: 'Broken pipe',
+  EPERM: 'Operation not permitted', ENAMETOOLONG: 'File name too long', EIO: 'Input/output error',
+};
+const failure = (e) => ({ error: STRERROR[e.code] ?? e.message });
+const attempt = (fn) => {
+  try {
+    return fn();
+  } catch (e) {
+    return failure(e);
+  }
+};
+
+// Same order as lattice::FileStat::Kind.
+const KIND = { missing: 0, regular: 1, symlink: 2, charDevice: 3, directory: 4, fifo: 5, other: 6 };
+const kindOf = (s) => (s.isFile() ? KIND.regular : s.isSymbolicLink() ? KIND.symlink
+  : s.isCharacterDevice() ? KIND.charDevice : s.isDirectory() ? KIND.directory : s.isFIFO() ? KIND.fifo : KIND.other);
+
+function writeAll(fd, bytes) {
+  for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
+// Exactly `length` bytes at `position` of `fd`, into `into` (an early end of file is an I/O error).
+function readAll(fd, into, position) {
+  for (let done = 0; done < into.length;) {
+    const n = readSync(fd, into, done, into.length - done, position + done);
+    if (n === 0) throw Object.assign(new Error('short read'), { code: 'EIO' });
+    done += n;
+  }
+  return into;
+}
+
+// A range of `source` appended to `fd` in chunks: the tensor data never enters the wasm heap.
+function copyRange(fd, { source, offset, length }) {
+  const from = openSync(source, 'r');
+  try {
+    const chunk = Buffer.allocUnsafe(Math.min(length, 1 << 24));
+    for (let done = 0; done < length;) {
+      const part = chunk.subarray(0, Math.min(chunk.length, length - done));
+      writeAll(fd, readAll(from, part, offset + done));
+      done += part.length;
+    }
+  } finally {
+    closeSync(from);
+  }
+}
+
+export const fsHost = {
+  lstat(path) {
+    try {
+      const s = lstatSync(path, { bigint: true });
+      return { kind: kindOf(s), size: Number(s.size), identity: `${s.dev}:${s.ino}` };
+    } catch (e) {
+      return e.code === 'ENOENT' ? { kind: KIND.missing, size: 0, identity: '' } : failure(e);
+    }
+  },
+  readLink: (path) => attempt(() => readlinkSync(path)),
+  readFile: (path) => attempt(() => readFileSync(path)),
+  realPath: (path) => attempt(() => realpathSync(path)),
+  readRange: (path, offset, length) => attempt(() => {
+    const fd = openSync(path, 'r');
+    try {
+      return readAll(fd, Buffer.allocUnsafe(length), offset);
+    } finally {
+      closeSync(fd);
+    }
+  }),
+  // A new file beside `path` (exclusive create), with the mode of the file it replaces, holding
+  // the pieces: bytes (views of the wasm heap, written at once) or ranges of other files.
+  writeTemporary(path, pieces) {
+    const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
+    let fd;
+    try {
+      fd = openSync(tmp, 'wx', 0o666);
+      const old = attempt(() => statSync(path));
+      if (old.mode !== undefined) fchmodSync(fd, old.mode & 0o7777);
+      for (const piece of pieces) piece.bytes ? writeAll(fd, piece.bytes) : copyRange(fd, piece);
+      fsyncSync(fd);
+      closeSync(fd);
+      return tmp;
+    } catch (e) {
+      if (fd !== undefined) attempt(() => closeSync(fd));
+      rmSync(tmp, { force: true });
+      return failure(e);
+    }
+  },
+  rename: (from, to) => attempt(() => renameSync(from, to)),
+  remove: (path) => rmSync(path, { force: true }),
+  writeDevice(path, bytes) {
+    return attempt(() => {
+      const fd = openSync(path, constants.O_WRONLY);  // never creates: the device must exist
+      try {
+        writeAll(fd, bytes);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  },
+  // Synchronous for files and pipes on Linux; a copy, since `bytes` is a view of the wasm heap.
+  outBytes: (bytes) => attempt(() => process.stdout.write(Buffer.from(bytes))),
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  errIsTerminal: () => Boolean(process.stderr.isTTY),
+};
