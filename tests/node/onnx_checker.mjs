@@ -25,28 +25,42 @@ function start() {
   });
   const dir = mkdtempSync(join(tmpdir(), 'onnx-lattice-check-'));
   let n = 0;
+  const ask = (path) => new Promise((resolve) => {
+    waiting.push((answer) => {
+      if (waiting.length === 0) hold(false);
+      resolve(answer);
+    });
+    hold(true);
+    child.stdin.write(`${path}\n`);
+  });
   return {
     // "ok", "skip <why>" or "error <message>".
-    check(bytes) {
+    async check(bytes) {
       const path = join(dir, `${n++}.onnx`);
       writeFileSync(path, bytes);
-      return new Promise((resolve) => {
-        waiting.push((answer) => {
-          rmSync(path, { force: true });
-          if (waiting.length === 0) hold(false);
-          resolve(answer);
-        });
-        hold(true);
-        child.stdin.write(`${path}\n`);
-      });
+      try {
+        return await ask(path);
+      } finally {
+        rmSync(path, { force: true });
+      }
     },
+    checkFile: ask,
   };
+}
+
+function verdict(answer) {
+  if (answer.startsWith('error')) throw new Error(`onnx.checker refuses the model: ${answer.slice(6)}`);
+  return answer;
 }
 
 // Resolves to "ok" or "skip <why>"; rejects with the checker's message.
 export async function checkModel(bytes) {
   service ??= start();
-  const answer = await service.check(bytes);
-  if (answer.startsWith('error')) throw new Error(`onnx.checker refuses the model: ${answer.slice(6)}`);
-  return answer;
+  return verdict(await service.check(bytes));
+}
+
+// The same for a model file, its external data read from the file's folder.
+export async function checkModelFile(path) {
+  service ??= start();
+  return verdict(await service.checkFile(path));
 }
