@@ -1,7 +1,8 @@
 // Retakes the README's screenshots of the graph view (docs/page-graph-1280.png, -390.png) from
 // build/web in Debian's Chromium: the sample converted for lattice-advanced without folding, with
-// the stem's rewrite and the MaxPool snap left out, so all four node states show; the whole graph
-// fitted, one node selected. Run after scripts/build.sh: node scripts/screenshots.mjs
+// the stem's rewrite and the MaxPool snap left out, so all four node states show; the graph at its
+// start view (readable, at the model's inputs), one node selected.
+// Run after scripts/build.sh: node scripts/screenshots.mjs
 import { join } from 'node:path';
 
 import { chromium } from 'playwright-core';
@@ -28,7 +29,6 @@ try {
     await page.click('[data-testid="convert"]');
     await done();
     await page.waitForSelector('[data-testid="graph"][data-ready="true"]');
-    await page.click('#zoom-fit');
     await page.click('[data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
     await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
     await page.mouse.move(0, 0);

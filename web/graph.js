@@ -8,7 +8,7 @@ import { opLabel } from './ops.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 const NODE_H = 28, CHAR_W = 7, PAD_W = 18, MIN_W = 56;
-const MIN_ZOOM = 0.02, MAX_ZOOM = 4;
+const MIN_ZOOM = 0.02, MAX_ZOOM = 4, READABLE_ZOOM = 0.8;
 export const STATES = ['applied', 'refused', 'unsupported', 'plain'];
 // What a screen reader says after the node's box text and name ("Relu /x/Relu, untouched"); the
 // legend's words.
@@ -168,17 +168,25 @@ export class GraphView {
 
   box() { return this.el.host.getBoundingClientRect(); }
 
-  // The start view: the whole graph when it fits readably (at half size or more), else its top,
-  // as wide as fits; never enlarged.
+  // The start view, on every show: the graph at a zoom where its box text stays readable, its top
+  // (the model's inputs) at the top of the box. As wide as the box, but never smaller than
+  // READABLE_ZOOM (12 px text at 0.8 is 9.6 px, about the smallest a label is read at) and never
+  // enlarged; a graph wider than that is centred on its first rank. Fit (0) shows the whole graph.
   home() {
     const { width, height } = this.box();
-    const whole = Math.min(1, (width - 16) / this.size.width, (height - 16) / this.size.height);
-    if (this.size.width > 0 && whole >= 0.5) {
-      this.fitRect(0, 0, this.size.width, this.size.height, 1);
-      return;
+    const { width: w } = this.size;
+    const k = w > 0 ? Math.max(READABLE_ZOOM, Math.min(1, (width - 16) / w)) : 1;
+    let x = (width - w * k) / 2;
+    if (w * k > width - 16) {
+      const top = Math.min(...[...this.nodes.values()].map((n) => n.y));
+      const first = [...this.nodes.values()].filter((n) => n.y === top);
+      const centre = (Math.min(...first.map((n) => n.x - n.w / 2)) + Math.max(...first.map((n) => n.x + n.w / 2))) / 2;
+      // Centred on the first rank, but no further out than the graph's own edges.
+      x = Math.min(8, Math.max(width - 8 - w * k, width / 2 - centre * k));
     }
-    const k = this.size.width > 0 ? Math.min(1, (width - 16) / this.size.width) : 1;
-    this.view = { k, x: (width - this.size.width * k) / 2, y: 8 };
+    // A graph that fits whole at this zoom sits in the middle, as Fit would put it.
+    const h = this.size.height * k;
+    this.view = { k, x, y: h <= height - 16 ? (height - h) / 2 : 8 };
     this.apply();
   }
 

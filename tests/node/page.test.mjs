@@ -563,6 +563,59 @@ test('the page scrolls over the graph; ctrl + wheel and pinch zoom, drag and two
   await context.close();
 });
 
+// Where the graph is drawn, in the window's pixels: the zoom, the top rank's first node (the
+// model's inputs) and its text, and whether every node is inside the graph's box.
+const graphGeometry = (page) => page.$eval('[data-testid="graph"]', (host) => {
+  const box = host.getBoundingClientRect();
+  const nodes = [...host.querySelectorAll('[data-testid="graph-node"]')];
+  const laidY = (n) => Number(n.getAttribute('transform').match(/translate\([-\d.e]+,([-\d.e]+)\)/)[1]);
+  const top = nodes.reduce((a, b) => (laidY(b) < laidY(a) ? b : a));
+  const inside = (r) => r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
+  const rect = top.querySelector('.box').getBoundingClientRect(), text = top.querySelector('text').getBoundingClientRect();
+  return {
+    k: Number(host.querySelector('.viewport').getAttribute('transform').match(/scale\(([-\d.e]+)\)/)[1]),
+    transform: host.querySelector('.viewport').getAttribute('transform'), boxHeight: box.height,
+    top: { name: top.dataset.node, inside: inside(rect), fromTop: rect.top - box.top, height: rect.height, textHeight: text.height },
+    allInside: nodes.every((n) => inside(n.querySelector('.box').getBoundingClientRect())),
+  };
+});
+
+for (const [width, height] of [[1280, 800], [390, 844]]) {
+  test(`at ${width}×${height} the graph opens readable at the model's inputs, after a view switch too; Fit shows it whole`, async () => {
+    const { page, context } = await openPage({ viewport: { width, height } });
+    await page.click('[data-testid="sample-model"]');
+    await waitDone(page);
+    await graphReady(page);
+    const readableAtTop = async (view) => {
+      const g = await graphGeometry(page);
+      // Box text 12 px at zoom ≥ 0.8: its line box at least 10 px tall, the 28 px box at least 22 px.
+      assert.ok(g.k >= 0.8 && g.k <= 1, `${view}: zoom ${g.k}`);
+      assert.ok(g.top.textHeight >= 10 && g.top.height >= 22, `${view}: ${JSON.stringify(g.top)}`);
+      assert.ok(g.top.inside && g.top.fromTop <= 40, `${view}: the first node ${JSON.stringify(g.top)} at the top of the box`);
+      // The sample is too long to show whole at that zoom: the start view is not the fitted one.
+      assert.equal(g.allInside, false, `${view}: a part of the graph is below the box`);
+      return g;
+    };
+    const start = await readableAtTop('converted');
+    if (width >= 1280) assert.ok(start.boxHeight >= 0.75 * height - 1, `the graph's box grows with the window: ${start.boxHeight} px`);
+    // Fit (the button, and 0 on the graph) shows every node, smaller than the start view.
+    await page.click('#zoom-fit');
+    const fitted = await graphGeometry(page);
+    assert.ok(fitted.allInside && fitted.k < start.k, JSON.stringify(fitted));
+    await page.focus('[data-testid="graph-node"][tabindex="0"]');
+    await page.keyboard.press('Shift+ArrowDown');
+    assert.notEqual((await graphGeometry(page)).transform, fitted.transform);
+    await page.keyboard.press('0');
+    assert.equal((await graphGeometry(page)).transform, fitted.transform, '0 fits as the button does');
+    // A view switch starts again readable at the top, after Fit too.
+    await switchGraph(page, 'input');
+    await readableAtTop('input');
+    await switchGraph(page, 'converted');
+    assert.equal((await readableAtTop('converted again')).transform, start.transform);
+    await context.close();
+  });
+}
+
 test('the graph is one tab stop: arrow keys move between named nodes, Enter and clicks select one', async () => {
   const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
