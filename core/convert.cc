@@ -7,8 +7,7 @@
 #include <new>
 
 #include "core/audit.h"
-#include "core/graph/operator_rules.h"
-#include "core/onnx/domain.h"
+#include "core/describe.h"
 #include "core/input_shapes.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/validate.h"
@@ -126,10 +125,6 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   auto pinned = pin_input_shapes(*model, options);
   if (!pinned) return pinned.error();
   auto labels = GraphView::original_labels(model->graph());
-  {
-    GraphView view(model->graph(), &labels, model->ir_version());
-    if (auto s = check_operator_rules(view, Shapes(view, default_opset(*model))); !s) return s.error();
-  }
   report.timings_ms.load = clock.lap_ms();
 
   ProgressFn passes;
@@ -161,6 +156,7 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
       result.converted = std::move(out).value();
     }
   }
+  if (options.describe && !options.dry_run) result.description = describe_graph(*model, labels, report.output.bytes);
   report.timings_ms.save = clock.lap_ms();
   report_progress("done", 1);
   return result;

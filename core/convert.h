@@ -22,6 +22,8 @@ struct ConvertResult {
   // The output's data file (named `data_file` in `convert`), when the output keeps its data
   // outside the model; ranges of the input's data files are copied by whoever writes it.
   std::optional<std::vector<DataSegment>> data;
+  // The converted model for a viewer (core/describe.h), when options.describe asks for it.
+  std::optional<Json> description;
 
   // The bytes to write: the converted model, or the input itself when nothing was applied
   // (byte-identical, and no copy of a large model); nullopt for a dry run.

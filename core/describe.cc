@@ -67,17 +67,16 @@ uint64_t element_count(const onnx::TensorProto& t) {
 
 }  // namespace
 
-Result<Json> describe_model(std::span<const uint8_t> bytes, const GraphView::Labels* labels) {
+Result<Json> describe_model(std::span<const uint8_t> bytes) {
   auto model = parse_model(bytes);
   if (!model) return model.error();
-  const onnx::GraphProto& graph = model->graph();
-  GraphView::Labels own;
-  if (!labels) {
-    own = GraphView::original_labels(graph);
-    labels = &own;
-  }
-  GraphView view(graph, labels, model->ir_version());
-  Shapes shapes(view, default_opset(*model));
+  return describe_graph(*model, GraphView::original_labels(model->graph()), bytes.size());
+}
+
+Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labels, uint64_t bytes) {
+  const onnx::GraphProto& graph = model.graph();
+  GraphView view(graph, &labels, model.ir_version());
+  Shapes shapes(view, default_opset(model));
 
   uint64_t parameters = 0;
   for (const auto& init : graph.initializer()) parameters += element_count(init);
@@ -109,12 +108,12 @@ Result<Json> describe_model(std::span<const uint8_t> bytes, const GraphView::Lab
     inputs.push(value_json(value));
   }
   for (const auto& value : graph.output()) outputs.push(value_json(value));
-  std::string producer = model->producer_name();
-  if (!model->producer_version().empty()) producer += " " + model->producer_version();
+  std::string producer = model.producer_name();
+  if (!model.producer_version().empty()) producer += " " + model.producer_version();
   return Json::object()
-      .set("bytes", bytes.size())
-      .set("ir_version", model->ir_version())
-      .set("opset", default_opset(*model))
+      .set("bytes", bytes)
+      .set("ir_version", model.ir_version())
+      .set("opset", default_opset(model))
       .set("producer", producer)
       .set("parameters", parameters)
       .set("inputs", std::move(inputs))

@@ -12,9 +12,11 @@
 
 namespace lattice {
 
-// `labels` names unnamed nodes by their first output (GraphView's labels); pass the input
-// model's labels when describing a converted model, so its untouched unnamed nodes keep the
-// labels the report used. Without it the model's own `<op_type>_<index>` labels are used.
-Result<Json> describe_model(std::span<const uint8_t> bytes, const GraphView::Labels* labels = nullptr);
+// `model` as it is now, `bytes` its serialised size, `labels` the report's labels (GraphView's:
+// unnamed nodes by first output), so a viewer can join nodes and matches by name.
+Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labels, uint64_t bytes);
+
+// A model file's description, its nodes labelled as a conversion of it labels them.
+Result<Json> describe_model(std::span<const uint8_t> bytes);
 
 }  // namespace lattice

@@ -29,6 +29,9 @@ struct Options {
   // switches, where some ids no longer exist, and shows those as "no longer matched". Not part
   // of the report's options: it changes no conversion.
   bool ignore_unknown_skips = false;
+  // Also describe the converted model for a viewer (ConvertResult::description), from the model
+  // in memory and the report's labels: the page's graph view. Not part of the report's options.
+  bool describe = false;
 
   Json to_json() const;
 };

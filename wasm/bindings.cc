@@ -81,6 +81,8 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       o.dry_run = v.as<bool>();
     } else if (key == "ignoreUnknownSkips" && type == "boolean") {
       o.ignore_unknown_skips = v.as<bool>();
+    } else if (key == "describe" && type == "boolean") {
+      o.describe = v.as<bool>();
     } else if (key == "dataLayout" && type == "string") {
       std::string layout = v.as<std::string>();
       if (layout == "keep") {
@@ -103,12 +105,12 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
     } else if (key == "inputShapes") {
       status = input_shapes(v, o);
     } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips" ||
-               key == "dataLayout" || key == "resolver" || key == "dataFile") {
+               key == "describe" || key == "dataLayout" || key == "resolver" || key == "dataFile") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
       return lattice::options_error(
           "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, inputShapes, "
-          "ignoreUnknownSkips, dataLayout, resolver, dataFile)",
+          "ignoreUnknownSkips, describe, dataLayout, resolver, dataFile)",
           key);
     }
     if (!status) return status.error();
@@ -186,21 +188,14 @@ val convert(const val& u8, const val& opts, const val& on_progress) {
     out.set("data", copy_out(*assembled));
   }
   out.set("report", result->report.to_json().dump());
+  if (result->description) out.set("description", result->description->dump(false));
   return out;
 }
 
-// The graph description (core/describe.h) as a JSON string, or {error}. `labels` ({first output:
-// label}, from the input's description) keeps the report's labels of unnamed nodes.
-val describe(const val& u8, const val& labels) {
-  lattice::GraphView::Labels map;
-  if (labels.typeOf().as<std::string>() == "object" && !labels.isNull()) {
-    for (const auto& key : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", labels))) {
-      map.emplace(key, labels[key].as<std::string>());
-    }
-  }
+// The graph description (core/describe.h) as a JSON string, or {error}.
+val describe(const val& u8) {
   std::string bytes = copy_in(u8);
-  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
-                                             map.empty() ? nullptr : &map);
+  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
   if (!description) return failure(description.error());
   return val(description->dump(false));
 }

@@ -108,7 +108,9 @@ export async function createConverter() {
     const opts = resolver ? { ...options, resolver } : options;
     const result = guard(state, () => module.convert(input, opts, onProgress));
     if (result.error !== undefined) throw codedError(result.error, result.code);
-    return { model: result.model, data: result.data, report: JSON.parse(result.report) };
+    const converted = { model: result.model, data: result.data, report: JSON.parse(result.report) };
+    if (result.description !== undefined) converted.description = JSON.parse(result.description);
+    return converted;
   };
   // The file path: external data read from the model's folder, ranges copied file to file, the
   // outputs written together or not at all -- the CLIs' own code, with the report returned.
@@ -129,7 +131,7 @@ export async function createConverter() {
     convertFile,
     inspect: (bytes, options = {}) => convert(bytes, { ...options, dryRun: true }).report,
     describe: (bytes) => {
-      const result = guard(state, () => module.describe(toBytes(bytes), null));
+      const result = guard(state, () => module.describe(toBytes(bytes)));
       if (typeof result !== 'string') throw new Error(result.error);
       return JSON.parse(result);
     },

@@ -36,18 +36,10 @@ function guarded(fn) {
   }
 }
 
-function describe(bytes, labels) {
-  const text = guarded(() => module.describe(bytes, labels));
+function describe(bytes) {
+  const text = guarded(() => module.describe(bytes));
   if (typeof text !== 'string') throw new Error(text.error);
   return JSON.parse(text);
-}
-
-// Labels of the input's unnamed nodes by first output, so the converted graph's untouched
-// unnamed nodes keep the names the report gives them.
-function labelsOf(description) {
-  const labels = {};
-  for (const node of description.nodes) if (node.unnamed && node.outputs.length) labels[node.outputs[0].name] = node.name;
-  return labels;
 }
 
 function convert(options) {
@@ -56,13 +48,14 @@ function convert(options) {
   // The page keeps skips across target switches and shows those that no longer match.
   // With data files the download is one file, the data inline: one model to save.
   const data = files.size ? { resolver: (location) => files.get(location) ?? null, dataLayout: 'inline' } : {};
-  const result = guarded(() => module.convert(input, { ...options, ...data, ignoreUnknownSkips: true }, onProgress));
+  // The converted graph is described by the conversion itself, from the model in memory.
+  const result = guarded(() => module.convert(input, { ...options, ...data, ignoreUnknownSkips: true, describe: true },
+    onProgress));
   if (result.error !== undefined) throw new Error(result.error);
   const report = JSON.parse(result.report);
+  const output = JSON.parse(result.description);
   post({ type: 'progress', stage: 'describing the graph', fraction: CORE_SHARE });
-  inputDescription ??= describe(input, null);
-  const changed = report.matches.some((m) => m.applied);
-  const output = changed && result.model ? describe(result.model, labelsOf(inputDescription)) : inputDescription;
+  inputDescription ??= describe(input);
   const model = result.model ? result.model.buffer : null;
   post({ type: 'result', report, model, input: inputDescription, output, ms: performance.now() - started },
     model ? [model] : []);

@@ -8,6 +8,7 @@
 
 #include <fmt/ranges.h>
 
+#include "core/graph/operator_rules.h"
 #include "core/graph/rewriter.h"
 #include "core/onnx/domain.h"
 #include "core/pattern/matcher.h"
@@ -38,6 +39,8 @@ class Driver {
         rewriter_(*model.mutable_graph(), opset_, model.ir_version(), &labels, mode) {}
 
   Status run() {
+    // Checked on the index and shapes the engine keeps anyway: no second pass over the model.
+    if (auto s = check_operator_rules(rewriter_.view(), rewriter_.shapes()); !s) return s;
     std::vector<const Pattern*> conversion, fusion;
     for (const Pattern* p : target_.conversion) {
       if (selected(*p, options_)) conversion.push_back(p);

@@ -1,6 +1,7 @@
 #pragma once
-// Runs a target's patterns over a model (SPEC section 1): the conversion phase repeated until an
-// iteration changes nothing (at most 16 iterations), then the fusion phase once. Every match,
+// Runs a target's patterns over a model (SPEC section 1): the ONNX operator rules first (a model
+// that breaks them is refused before any pattern runs), then the conversion phase repeated until
+// an iteration changes nothing (at most 16 iterations), then the fusion phase once. Every match,
 // applied or not, and every warning goes into the report.
 #include "core/graph/graph_view.h"
 #include "core/options.h"
