@@ -42,6 +42,16 @@ Shape broadcast(const Shape& a, const Shape& b) {
 }
 
 // A dimension resized by `scale`: a symbol survives only a scale of 1.
+// The node's `axis` attribute for a `rank`-D input, negative counted from the end; nullopt
+// outside [0, rank) (or [0, rank] where the op allows the rank itself, as Flatten does).
+std::optional<size_t> axis_of(const onnx::NodeProto& node, int64_t fallback, size_t rank, bool rank_allowed = false) {
+  auto r = static_cast<int64_t>(rank);
+  int64_t axis = attr::get_int(node, "axis", fallback);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r || (axis == r && !rank_allowed)) return std::nullopt;
+  return static_cast<size_t>(axis);
+}
+
 int64_t scaled(int64_t dim, double scale) {
   if (dim < 0) return scale == 1.0 ? dim : -1;
   return static_cast<int64_t>(std::floor(static_cast<double>(dim) * scale));
@@ -341,12 +351,10 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     }
     access.set(out, s);
   } else if (op == "Concat") {
-    if (!x) return;
-    int64_t axis = attr::get_int(node, "axis", 1);
-    if (axis < 0) axis += static_cast<int64_t>(x->size());
-    if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return;
+    auto axis = x ? axis_of(node, 1, x->size()) : std::nullopt;
+    if (!axis) return;
     Shape s = *x;
-    auto a = static_cast<size_t>(axis);
+    size_t a = *axis;
     for (int i = 1; i < node.input_size(); ++i) {
       const Shape* in = input(i);
       if (!in || in->size() != s.size()) return;
@@ -354,11 +362,9 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     }
     access.set(out, s);
   } else if (op == "Flatten") {
-    if (!x) return;
-    int64_t axis = attr::get_int(node, "axis", 1);
-    if (axis < 0) axis += static_cast<int64_t>(x->size());
-    if (axis < 0 || axis > static_cast<int64_t>(x->size())) return;
-    access.set(out, {product(*x, 0, static_cast<size_t>(axis)), product(*x, static_cast<size_t>(axis), x->size())});
+    auto axis = x ? axis_of(node, 1, x->size(), true) : std::nullopt;
+    if (!axis) return;
+    access.set(out, {product(*x, 0, *axis), product(*x, *axis, x->size())});
   } else if (op == "Gemm") {
     const Shape* b = input(1);
     if (!x || !b || x->size() != 2 || b->size() != 2) return;
@@ -417,11 +423,9 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     for (size_t i = 0; i < s.size(); ++i) s[i] = scaled(s[i], (*scales)[i]);
     access.set(out, s);
   } else if (op == "Split") {
-    if (!x) return;
-    int64_t axis = attr::get_int(node, "axis", 0);
-    if (axis < 0) axis += static_cast<int64_t>(x->size());
-    if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return;
-    auto a = static_cast<size_t>(axis);
+    auto axis = x ? axis_of(node, 0, x->size()) : std::nullopt;
+    if (!axis) return;
+    size_t a = *axis;
     // Sizes from the `split` input (opset 13) or attribute; else equal parts, the last one
     // smaller when they do not divide evenly (opset 18's num_outputs).
     auto sizes = opset_ >= 13 ? ints_of(1) : attr::get_ints(node, "split");

@@ -128,13 +128,11 @@ Result<ExternalRef> external_ref(const TensorProto& t, std::string_view what, Ex
                  ref.offset, length ? *length : 0, ref.location, *size);
   }
   ref.length = length ? *length : *size - ref.offset;
-  auto count = element_count(t, what);
-  if (!count) return count.error();
-  auto bits = onnx_types::element_bits(t.data_type());
-  if (t.data_type() == TensorProto::UNDEFINED) return error("{} has no data type", what);
-  if (bits && ref.length != onnx_types::storage_bytes(*bits, *count)) {
+  auto needed = raw_bytes_needed(t, what);
+  if (!needed) return needed.error();
+  if (*needed && ref.length != **needed) {
     return error("{} keeps {} bytes in '{}', but dims {} of type {} need {} bytes", what, ref.length, ref.location,
-                 format_dims(t), onnx_types::element_name(t.data_type()), onnx_types::storage_bytes(*bits, *count));
+                 format_dims(t), onnx_types::element_name(t.data_type()), **needed);
   }
   return ref;
 }

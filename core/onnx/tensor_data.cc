@@ -55,6 +55,15 @@ std::optional<TypedField> typed_field(const TensorProto& t, uint64_t count) {
 
 }  // namespace
 
+Result<std::optional<uint64_t>> raw_bytes_needed(const onnx::TensorProto& t, std::string_view what) {
+  auto count = element_count(t, what);
+  if (!count) return count.error();
+  if (t.data_type() == TensorProto::UNDEFINED) return error("{} has no data type", what);
+  auto bits = onnx_types::element_bits(t.data_type());
+  if (!bits) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(onnx_types::storage_bytes(*bits, *count));
+}
+
 Status check_tensor_data(const TensorProto& t, std::string_view what) {
   // An external tensor is checked by external_ref; once read (load_needed_values) its raw_data
   // is checked as any other.
@@ -66,23 +75,22 @@ Status check_tensor_data(const TensorProto& t, std::string_view what) {
     return error("{} keeps its data in an external file ('{}'), which was not read", what, file);
   }
   if (t.has_segment()) return error("{} is a segmented tensor, which onnx-lattice does not support", what);
-  auto count = element_count(t, what);
-  if (!count) return count.error();
+  auto needed = raw_bytes_needed(t, what);
+  if (!needed) return needed.error();
   auto type = onnx_types::element_name(t.data_type());
-  if (t.data_type() == TensorProto::UNDEFINED) return error("{} has no data type", what);
   if (t.has_raw_data()) {
-    auto bits = onnx_types::element_bits(t.data_type());
-    if (!bits) {
+    if (!*needed) {
       if (t.data_type() == TensorProto::STRING) return error("{} is a string tensor stored in raw_data", what);
       return ok_status();  // a type newer than this build: its size cannot be checked
     }
-    uint64_t needed = onnx_types::storage_bytes(*bits, *count);
-    if (t.raw_data().size() != needed) {
+    if (t.raw_data().size() != **needed) {
       return error("{} holds {} bytes of raw_data, but dims {} of type {} need {} bytes", what,
-                   t.raw_data().size(), format_dims(t), type, needed);
+                   t.raw_data().size(), format_dims(t), type, **needed);
     }
     return ok_status();
   }
+  auto count = element_count(t, what);
+  if (!count) return count.error();
   auto field = typed_field(t, *count);
   if (field && field->held != field->needed) {
     return error("{} holds {} values in {}, but dims {} of type {} need {}", what, field->held, field->name,

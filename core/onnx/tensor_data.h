@@ -1,6 +1,7 @@
 #pragma once
 // The stored data of a TensorProto: its element count and whether the bytes agree with the dims.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,11 @@ std::string format_dims(const onnx::TensorProto& tensor);
 // The product of the dims; an error naming `what` ("initializer 'w'") for negative or
 // overflowing dims.
 Result<uint64_t> element_count(const onnx::TensorProto& tensor, std::string_view what);
+
+// Bytes the tensor's data takes stored raw (raw_data, or an external file): nullopt for types
+// without a fixed width (strings, types newer than this build); an error naming `what` for bad
+// dims or no data type.
+Result<std::optional<uint64_t>> raw_bytes_needed(const onnx::TensorProto& tensor, std::string_view what);
 
 // The data held (raw_data or the typed field for its type) matches the dims, and is in memory
 // (inline, or an external tensor already read).
