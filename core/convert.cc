@@ -10,6 +10,7 @@
 #include "core/describe.h"
 #include "core/input_shapes.h"
 #include "core/onnx/model_io.h"
+#include "core/onnx/skeleton.h"
 #include "core/onnx/validate.h"
 #include "core/pattern/driver.h"
 
@@ -69,39 +70,63 @@ Status check_skipped_ids(const Report& report, const Options& options) {
   return ok_status();
 }
 
-bool has_external_data(onnx::ModelProto& model) {
+// The model file: protobuf's serialisation with what the skeleton left in the input spliced back in
+// as ranges of it.
+Result<std::vector<DataSegment>> serialized_segments(onnx::ModelProto& model) {
+  auto produced = set_aside_produced(model);
+  auto serialized = serialize_model(model);
+  if (!serialized) return serialized.error();
+  return splice_skeleton(std::move(serialized).value(), std::move(produced));
+}
+
+// Tensors kept in data files beside the model (the skeleton's references to the input aside).
+bool uses_data_files(onnx::ModelProto& model) {
   bool found = false;
-  for_each_tensor(model, [&](onnx::TensorProto& t, const TensorPlace&) { found = found || is_external(t); });
+  for_each_tensor(model, [&](onnx::TensorProto& t, const TensorPlace&) {
+    found = found || (is_external(t) && stored_ref(t).location != kInputLocation);
+  });
   return found;
 }
 
-// The converted model's data where options.layout puts it; false when the input's bytes can be
-// written as they are (nothing `changed`, single file kept single).
-Result<bool> place_data(onnx::ModelProto& model, const Options& options, bool changed, bool external_input,
-                        ExternalData* data, const std::string& data_file, ConvertResult& result) {
+// The converted model where options.layout puts its data: the model file's segments, and the data
+// file's in `result`; nullopt when the input can be written as it is (nothing `changed`, and no
+// tensor to move).
+Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& model, const Options& options,
+                                                           bool changed, bool external_input, ExternalData& source,
+                                                           const std::string& data_file, ConvertResult& result) {
   bool external_output =
       options.layout == DataLayout::kExternal || (options.layout == DataLayout::kKeep && external_input);
   if (external_output) {
     if (data_file.empty()) return options_error("the converted model keeps its data in a separate file, which needs a name");
+    // Small tensors the skeleton left in the model file were inline there, and stay inline.
+    auto small = [](const ExternalRef& ref) { return ref.location == kInputLocation && ref.length < kExternalThreshold; };
+    if (auto s = read_back(model, source, small); !s) return s.error();
     auto segments = lay_out_external(model, data_file, kExternalThreshold);
     // No tensor big enough to move: one file, as if the layout had been kept.
-    if (segments.empty()) return changed;
-    result.data = std::move(segments);
-    return true;
+    if (segments.empty() && !changed) return std::optional<std::vector<DataSegment>>();
+    if (!segments.empty()) result.data = std::move(segments);
+  } else if (external_input) {
+    if (auto s = inline_external(model, source); !s) return s.error();
+  } else if (!changed) {
+    return std::optional<std::vector<DataSegment>>();
   }
-  if (external_input) {
-    if (auto s = inline_external(model, *data); !s) return s.error();
-    return true;
-  }
-  return changed;
+  auto segments = serialized_segments(model);
+  if (!segments) return segments.error();
+  return std::optional(std::move(segments).value());
+}
+
+uint64_t size_of(const std::vector<DataSegment>& segments) {
+  uint64_t total = 0;
+  for (const auto& s : segments) total += s.size();
+  return total;
 }
 
 // Where each stage starts on the 0..1 scale: on large models parsing and serialising take most
 // of the time, the passes less (a rough split; the bar only has to move honestly).
 constexpr double kPassesStart = 0.35, kPassesEnd = 0.75, kSaveStart = 0.8;
 
-Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
-                          ExternalData* data, const std::string& data_file) {
+Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& options, const ProgressFn& progress,
+                          ExternalData* data, const std::string& data_file, const DataLimits& limits) {
   if (auto s = check_options(options); !s) return s.error();
   auto report_progress = [&](std::string_view stage, double fraction) {
     if (progress) progress(stage, fraction);
@@ -112,15 +137,17 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   report.options = options;
 
   report_progress("parse", 0);
-  auto model = parse_model(bytes);
+  auto skeleton = split_skeleton(input, size, limits.keep_in_file);
+  if (!skeleton) return skeleton.error();
+  auto model = parse_model(as_span(skeleton->bytes), size);
   if (!model) return model.error();
+  skeleton->bytes = {};
+  ModelSource source(input, data);
   report_progress("validate", 0.3);
-  if (auto s = validate_model(*model, data); !s) return s.error();
-  bool external_input = has_external_data(*model);
-  if (external_input) {
-    if (auto s = load_needed_values(*model, options.fold_batch_norm, *data); !s) return s.error();
-  }
-  report.input = ModelStats::of(*model, bytes.size());
+  if (auto s = validate_model(*model, &source); !s) return s.error();
+  bool external_input = uses_data_files(*model);
+  if (auto s = load_needed_values(*model, source, limits.read_always); !s) return s.error();
+  report.input = ModelStats::of(*model, size);
   // Pinned input shapes are what the analysis sees, the operator rules included.
   auto pinned = pin_input_shapes(*model, options);
   if (!pinned) return pinned.error();
@@ -131,7 +158,7 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   if (progress) {
     passes = [&](std::string_view stage, double f) { progress(stage, kPassesStart + f * (kPassesEnd - kPassesStart)); };
   }
-  if (auto s = run_phases(*model, options, labels, report, passes); !s) return s.error();
+  if (auto s = run_phases(*model, options, labels, report, passes, &source); !s) return s.error();
   if (auto s = check_skipped_ids(report, options); !s) return s.error();
   report_progress("audit", kPassesEnd);
   audit(*model, options, labels, report);
@@ -145,15 +172,18 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
   report.output = report.input;
   report_progress("save", kSaveStart);
   if (options.dry_run) {
-    if (changed) report.output = ModelStats::of(*model, model->ByteSizeLong());
+    // The model it would write, measured without reading or writing any tensor data.
+    if (changed) {
+      auto segments = serialized_segments(*model);
+      if (!segments) return segments.error();
+      report.output = ModelStats::of(*model, size_of(*segments));
+    }
   } else {
-    auto rewrite = place_data(*model, options, changed, external_input, data, data_file, result);
-    if (!rewrite) return rewrite.error();
-    if (*rewrite) {
-      auto out = serialize_model(*model);
-      if (!out) return out.error();
-      report.output = ModelStats::of(*model, out->size());
-      result.converted = std::move(out).value();
+    auto segments = place_data(*model, options, changed, external_input, source, data_file, result);
+    if (!segments) return segments.error();
+    if (*segments) {
+      report.output = ModelStats::of(*model, size_of(**segments));
+      result.converted = std::move(*segments).value();
     }
   }
   if (options.describe && !options.dry_run) result.description = describe_graph(*model, labels, report.output.bytes);
@@ -164,15 +194,29 @@ Result<ConvertResult> run(std::span<const uint8_t> bytes, const Options& options
 
 }  // namespace
 
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
-                              ExternalData* data, const std::string& data_file) {
+Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options, const ProgressFn& progress,
+                              ExternalData* data, const std::string& data_file, const DataLimits& limits) {
   // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
   // heap): it becomes an error message like any other bad input.
   try {
-    return run(bytes, options, progress, data, data_file);
+    return run(input, size, options, progress, data, data_file, limits);
   } catch (const std::bad_alloc&) {
-    return Error{fmt::format("out of memory while converting a {} byte model", bytes.size()), ErrorKind::kMemory};
+    return Error{fmt::format("out of memory while converting a {} byte model", size), ErrorKind::kMemory};
   }
+}
+
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
+                              ExternalData* data, const std::string& data_file) {
+  SpanData input(bytes);
+  return convert(input, bytes.size(), options, progress, data, data_file);
+}
+
+std::optional<std::string> ConvertResult::output(std::string_view input) const {
+  if (report.options.dry_run) return std::nullopt;
+  if (!converted) return std::string(input);
+  SpanData source({reinterpret_cast<const uint8_t*>(input.data()), input.size()});
+  auto bytes = assemble(*converted, source);
+  return bytes ? std::optional(std::move(bytes).value()) : std::nullopt;
 }
 
 Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data) {

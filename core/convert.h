@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/onnx/external_data.h"
+#include "core/onnx/skeleton.h"
 #include "core/options.h"
 #include "core/progress.h"
 #include "core/report/report.h"
@@ -17,27 +18,38 @@ namespace lattice {
 
 struct ConvertResult {
   Report report;
-  // The serialised model when at least one rewrite was applied, or its data layout changed.
-  std::optional<std::string> converted;
+  // The converted model file as segments: bytes the conversion made, and ranges of the input
+  // (location kInputLocation) for the tensor data it left where it was. nullopt when the output
+  // is the input itself (nothing applied, the layout kept).
+  std::optional<std::vector<DataSegment>> converted;
   // The output's data file (named `data_file` in `convert`), when the output keeps its data
-  // outside the model; ranges of the input's data files are copied by whoever writes it.
+  // outside the model: new bytes, ranges of the input and of its data files.
   std::optional<std::vector<DataSegment>> data;
   // The converted model for a viewer (core/describe.h), when options.describe asks for it.
   std::optional<Json> description;
 
-  // The bytes to write: the converted model, or the input itself when nothing was applied
-  // (byte-identical, and no copy of a large model); nullopt for a dry run.
-  std::optional<std::string_view> output(std::string_view input) const {
-    if (report.options.dry_run) return std::nullopt;
-    if (converted) return std::string_view(*converted);
-    return input;
-  }
+  // The model file's bytes for a caller holding the input in memory: the converted model put
+  // together, or the input itself; nullopt for a dry run.
+  std::optional<std::string> output(std::string_view input) const;
 };
 
 // `progress` hears of each stage as it starts: parse, validate, the conversion and fusion passes,
-// audit, save, then "done" with fraction 1 (only on success). `data` reads the input's external
-// tensors (none: such a model is refused); `data_file` is the name the output's data file will
-// have beside it (the `location` written into the model).
+// audit, save, then "done" with fraction 1 (only on success). `input` reads the model file
+// (location kInputLocation) of `size` bytes, only the parts it needs: everything but the large
+// raw_data of initializers, and of those only what a pattern reads. `data` reads the input's
+// external data files (none: such a model is refused); `data_file` is the name the output's data
+// file will have beside it (the `location` written into the model).
+// `limits` says which tensors stay in their files until a pattern reads them; the defaults are
+// the product's, smaller ones let the tests send small models down the same paths.
+struct DataLimits {
+  uint64_t keep_in_file = kSkeletonThreshold;  // raw_data this large stays in the input file
+  uint64_t read_always = kReadAlways;          // external data this small is read up front
+};
+Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options,
+                              const ProgressFn& progress = {}, ExternalData* data = nullptr,
+                              const std::string& data_file = "", const DataLimits& limits = {});
+
+// The same for a model held in memory.
 Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress = {},
                               ExternalData* data = nullptr, const std::string& data_file = "");
 

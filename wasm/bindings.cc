@@ -127,11 +127,13 @@ val failure(const lattice::Error& e) {
   return out;
 }
 
-// External data in memory: `resolve(location)` (wasm/index.mjs normalises the caller's function
-// or map into it) returns the data file's bytes or null; never throws.
-class ResolverData final : public lattice::ExternalData {
+// The model's files in JS memory, never copied into the heap whole: the model (kInputLocation)
+// and its data files, which `resolve(location)` (wasm/index.mjs normalises the caller's function
+// or map into it) returns as bytes or null; never throws. Only the ranges the core asks for are
+// copied in.
+class JsFiles final : public lattice::ExternalData {
  public:
-  explicit ResolverData(val resolve) : resolve_(std::move(resolve)) {}
+  JsFiles(val model, val resolve) : model_(std::move(model)), resolve_(std::move(resolve)) {}
 
   lattice::Result<uint64_t> size(const std::string& location) override {
     auto file = lookup(location);
@@ -139,24 +141,52 @@ class ResolverData final : public lattice::ExternalData {
     return static_cast<uint64_t>((*file)["length"].as<double>());
   }
   lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
+    auto file = range(location, offset, length);
+    if (!file) return file.error();
+    return copy_in(*file);
+  }
+  bool has_files() const override { return !resolve_.isUndefined(); }
+
+  // A view of the range, in JS memory.
+  lattice::Result<val> range(const std::string& location, uint64_t offset, uint64_t length) {
     auto file = lookup(location);
     if (!file) return file.error();
     if (offset + length > static_cast<uint64_t>((*file)["length"].as<double>())) return lattice::error("range beyond the end");
-    return copy_in(file->call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + length)));
+    return file->call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + length));
   }
 
  private:
   lattice::Result<val> lookup(const std::string& location) {
+    if (location == lattice::kInputLocation) return model_;
     if (resolve_.isUndefined()) return lattice::error("no data files were given (options.resolver)");
     val file = resolve_(location);
     if (file.isNull() || file.isUndefined()) return lattice::error("no file of that name was given");
     return file;
   }
 
+  val model_;
   val resolve_;
 };
 
-// `on_progress`, when a function, is called with {stage, fraction} as each stage starts.
+// A file's segments as an array of Uint8Arrays for JS to join: new bytes copied out of the heap,
+// ranges of the input files as views of them.
+lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files) {
+  val out = val::array();
+  for (const auto& s : segments) {
+    if (s.location.empty()) {
+      out.call<void>("push", copy_out(s.bytes));
+      continue;
+    }
+    auto view = files.range(s.location, s.offset, s.length);
+    if (!view) return lattice::error("cannot read '{}': {}", lattice::printable(s.location), view.error().message);
+    out.call<void>("push", *view);
+  }
+  return out;
+}
+
+// `on_progress`, when a function, is called with {stage, fraction} as each stage starts. The
+// result's `model` and `data` are arrays of parts (wasm/index.mjs joins them); `model` is
+// undefined when the output is the input itself and null for a dry run.
 val convert(const val& u8, const val& opts, const val& on_progress) {
   auto options = options_from(opts);
   if (!options) return failure(options.error());
@@ -169,23 +199,25 @@ val convert(const val& u8, const val& opts, const val& on_progress) {
       on_progress(event);
     };
   }
-  std::string bytes = copy_in(u8);
   bool has_resolver = !opts.isUndefined() && !opts.isNull() && !opts["resolver"].isUndefined();
-  ResolverData data(has_resolver ? opts["resolver"] : val::undefined());
+  JsFiles files(u8, has_resolver ? opts["resolver"] : val::undefined());
   std::string data_file = !opts.isUndefined() && !opts.isNull() && opts["dataFile"].isString()
                               ? opts["dataFile"].as<std::string>()
                               : "model.onnx.data";
-  auto result = lattice::convert({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, *options,
-                                 progress, has_resolver ? &data : nullptr, data_file);
+  auto result = lattice::convert(files, static_cast<uint64_t>(u8["length"].as<double>()), *options, progress, &files, data_file);
   if (!result) return failure(result.error());
   val out = val::object();
-  auto model = result->output(bytes);
-  out.set("model", model ? copy_out(*model) : val::null());
+  out.set("model", options->dry_run ? val::null() : val::undefined());
   out.set("data", val::null());
-  if (model && result->data) {
-    auto assembled = lattice::assemble(*result->data, data);
-    if (!assembled) return failure(assembled.error());
-    out.set("data", copy_out(*assembled));
+  if (result->converted) {
+    auto model = parts(*result->converted, files);
+    if (!model) return failure(model.error());
+    out.set("model", *model);
+  }
+  if (result->data) {
+    auto data = parts(*result->data, files);
+    if (!data) return failure(data.error());
+    out.set("data", *data);
   }
   out.set("report", result->report.to_json().dump());
   if (result->description) out.set("description", result->description->dump(false));

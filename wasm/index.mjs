@@ -93,6 +93,17 @@ function flagsFrom(options) {
   return flags;
 }
 
+// The parts of an output file (Uint8Arrays) as one.
+export function joinParts(parts) {
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
 export async function createConverter() {
   const module = await loadModule();
   const state = { broken: null };
@@ -108,7 +119,9 @@ export async function createConverter() {
     const opts = resolver ? { ...options, resolver } : options;
     const result = guard(state, () => module.convert(input, opts, onProgress));
     if (result.error !== undefined) throw codedError(result.error, result.code);
-    const converted = { model: result.model, data: result.data, report: JSON.parse(result.report) };
+    // The parts are joined here, outside the WebAssembly heap; an unchanged model is the input.
+    const model = result.model === undefined ? input.slice() : result.model && joinParts(result.model);
+    const converted = { model, data: result.data && joinParts(result.data), report: JSON.parse(result.report) };
     if (result.description !== undefined) converted.description = JSON.parse(result.description);
     return converted;
   };

@@ -334,7 +334,7 @@ function showResult({ report, model, input, output, ms }) {
   renderCounts(report);
   renderProps(ui.props, null);
   const name = variantName(report);
-  offer(ui.download, new Blob([model], { type: 'application/octet-stream' }), `${name}.onnx`);
+  offer(ui.download, model, `${name}.onnx`);
   offer(ui.downloadReport, new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }), `${name}.report.json`);
   const applied = report.matches.filter((m) => m.applied).length;
   setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +

@@ -56,9 +56,10 @@ function convert(options) {
   const output = JSON.parse(result.description);
   post({ type: 'progress', stage: 'describing the graph', fraction: CORE_SHARE });
   inputDescription ??= describe(input);
-  const model = result.model ? result.model.buffer : null;
-  post({ type: 'result', report, model, input: inputDescription, output, ms: performance.now() - started },
-    model ? [model] : []);
+  // The download is a Blob of the output's parts (new bytes, and views of the input for the tensor
+  // data the conversion left where it was); an unchanged model is the input itself.
+  const model = new Blob(result.model ?? [input], { type: 'application/octet-stream' });
+  post({ type: 'result', report, model, input: inputDescription, output, ms: performance.now() - started });
 }
 
 self.onmessage = async ({ data }) => {

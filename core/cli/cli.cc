@@ -142,9 +142,6 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   return std::nullopt;
 }
 
-std::span<const uint8_t> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
 
 class Runner {
  public:
@@ -190,19 +187,18 @@ class Runner {
                                 input->stat.kind == FileStat::Kind::kDirectory ? "Is a directory" : "not a regular file"));
     }
     // A model over the limit is refused before reading gigabytes for nothing. The input is read
-    // whole before anything is written, so `-o` may name the input itself.
+    // in ranges, and its tensor data copied by the host as ranges of it; every output is written
+    // under a temporary name before any is renamed, so `-o` may name the input itself.
     if (auto s = check_model_size(input->stat.size); !s) return reject(fmt::format("{}: {}", cmd_.input, s.error().message));
-    auto bytes = host_.read_file(input->resolved);
-    if (!bytes) return reject(fmt::format("cannot read '{}': {}", cmd_.input, bytes.error().message));
     progress("converting");
     // External data is resolved in the model's folder; the output's data file is named after the
     // model file it belongs to, wherever symlinks put that.
-    FolderData data(host_, cmd_.input);
+    FolderData data(host_, cmd_.input, input->resolved, input->stat.size);
     std::string data_file = destinations.empty() || destinations[0].to_stdout
                                 ? "model.onnx.data"
                                 : base_name(destinations[0].target.resolved) + ".data";
-    auto result =
-        convert(as_bytes(*bytes), cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, {}, &data, data_file);
+    auto result = convert(data, input->stat.size, cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, {}, &data,
+                          data_file);
     if (!result) {
       const Error& e = result.error();
       if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));
@@ -214,19 +210,22 @@ class Runner {
       return kExitOk;
     }
 
-    auto model = result->output(*bytes);
+    // Nothing applied: the input itself, as one range of it.
+    if (!result->converted) result->converted = std::vector<DataSegment>{{"", kInputLocation, 0, input->stat.size}};
+    auto model = file_pieces(*result->converted, data);
+    if (!model) return reject(fmt::format("{}: {}", cmd_.input, model.error().message));
     std::string json = report.to_json().dump();
     std::vector<Output> outputs;
     for (const auto& d : destinations) {
-      if (d.flag == "-o" && model) outputs.emplace_back(&d, *model);
+      if (d.flag == "-o") outputs.emplace_back(&d, *model);
       if (d.flag == "--report") outputs.emplace_back(&d, json);
     }
     std::optional<Destination> data_to;
-    if (model && result->data) {
+    if (result->data) {
       auto to = data_destination(destinations, *input);
       if (!to) return usage_error(to.error().message);
       data_to = std::move(to).value();
-      auto pieces = data_pieces(*result->data, data);
+      auto pieces = file_pieces(*result->data, data);
       if (!pieces) return reject(fmt::format("{}: {}", cmd_.input, pieces.error().message));
       outputs.emplace_back(&*data_to, std::move(pieces).value());
     }
@@ -235,7 +234,7 @@ class Runner {
     if (cmd_.report_path == "-") host_.out(json);
     if (!cmd_.quiet && cmd_.report_path != "-") {
       // With the model on standard output, the summary goes to standard error.
-      std::string summary = format_summary(report, cmd_.input, model ? cmd_.output : "");
+      std::string summary = format_summary(report, cmd_.input, cmd_.options.dry_run ? "" : cmd_.output);
       cmd_.output == "-" ? host_.err(summary) : host_.out(summary);
     }
     return kExitOk;
@@ -268,8 +267,8 @@ class Runner {
     return to;
   }
 
-  // The data file's segments as pieces the host writes, ranges naming their checked source file.
-  static Result<std::vector<Piece>> data_pieces(const std::vector<DataSegment>& segments, FolderData& data) {
+  // A file's segments as pieces the host writes, ranges naming their checked source file.
+  static Result<std::vector<Piece>> file_pieces(const std::vector<DataSegment>& segments, FolderData& data) {
     std::vector<Piece> pieces;
     for (const auto& s : segments) {
       if (s.location.empty()) {

@@ -2,9 +2,11 @@
 
 namespace lattice {
 
-FolderData::FolderData(Host& host, const std::string& model_path) : host_(host) {
+FolderData::FolderData(Host& host, const std::string& model_path, const std::string& model_file, uint64_t model_size)
+    : host_(host) {
   size_t slash = model_path.rfind('/');
   folder_ = slash == std::string::npos ? "." : model_path.substr(0, slash + 1);
+  files_.emplace(kInputLocation, File{model_file, model_size});
 }
 
 Result<const FolderData::File*> FolderData::checked(const std::string& location) {

@@ -1,6 +1,8 @@
 #pragma once
-// The external data files of a model on a file system: `location`s resolved in the model's
-// folder, through a Host. The one place that decides whether a data file may be read.
+// The files of a model on a file system, read through a Host: the model file itself (location
+// kInputLocation, for the data its skeleton leaves in it) and its external data files, whose
+// `location`s resolve in the model's folder. The one place that decides whether a data file may
+// be read.
 #include <string>
 #include <unordered_map>
 
@@ -12,8 +14,8 @@ namespace lattice {
 class FolderData final : public ExternalData {
  public:
   // `model_path` as the user wrote it: its folder is where locations are resolved (as onnx and
-  // onnxruntime do).
-  FolderData(Host& host, const std::string& model_path);
+  // onnxruntime do). `model_file`: the model file, symlinks followed, of `model_size` bytes.
+  FolderData(Host& host, const std::string& model_path, const std::string& model_file, uint64_t model_size);
 
   Result<uint64_t> size(const std::string& location) override;
   Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;

@@ -1,5 +1,7 @@
 #include "core/cli/files.h"
 
+#include <algorithm>
+
 namespace lattice {
 namespace {
 
@@ -56,6 +58,29 @@ Result<Destination> destination(Host& host, std::string_view flag, const std::st
   return d;
 }
 
+namespace {
+
+// Pieces written in order to a stream (standard output, a device): ranges of files are read in
+// chunks, so a large model never sits in memory whole.
+template <typename Write>
+Status write_stream(Host& host, const std::vector<Piece>& pieces, Write write) {
+  constexpr uint64_t kChunk = 16 << 20;
+  for (const auto& piece : pieces) {
+    if (piece.source.empty()) {
+      if (auto s = write(piece.bytes); !s) return s;
+      continue;
+    }
+    for (uint64_t done = 0; done < piece.length; done += kChunk) {
+      auto bytes = host.read_range(piece.source, piece.offset + done, std::min(kChunk, piece.length - done));
+      if (!bytes) return bytes.error();
+      if (auto s = write(*bytes); !s) return s;
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Status write_together(Host& host, const std::vector<Output>& outputs) {
   std::vector<std::pair<std::string, const Destination*>> written;  // temporary name, destination
   auto fail = [&](Error e) {
@@ -70,17 +95,13 @@ Status write_together(Host& host, const std::vector<Output>& outputs) {
   }
   for (const auto& o : outputs) {
     if (o.to->target.stat.kind != FileStat::Kind::kCharDevice) continue;
-    for (const auto& piece : o.pieces) {
-      if (auto s = host.write_device(o.to->target.resolved, piece.bytes); !s) {
-        return fail(error("cannot write '{}': {}", o.to->target.path, s.error().message));
-      }
-    }
+    auto s = write_stream(host, o.pieces, [&](std::string_view bytes) { return host.write_device(o.to->target.resolved, bytes); });
+    if (!s) return fail(error("cannot write '{}': {}", o.to->target.path, s.error().message));
   }
   for (const auto& o : outputs) {
     if (!o.to->to_stdout) continue;
-    for (const auto& piece : o.pieces) {
-      if (auto s = host.out_bytes(piece.bytes); !s) return fail(error("cannot write to standard output: {}", s.error().message));
-    }
+    auto s = write_stream(host, o.pieces, [&](std::string_view bytes) { return host.out_bytes(bytes); });
+    if (!s) return fail(error("cannot write to standard output: {}", s.error().message));
   }
   while (!written.empty()) {
     auto [tmp, to] = written.front();

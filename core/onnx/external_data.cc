@@ -53,7 +53,8 @@ Result<uint64_t> parse_integer(const TensorProto& t, std::string_view key, std::
   return v;
 }
 
-// The reference as stored, once load_needed_values has checked it and written its length.
+}  // namespace
+
 ExternalRef stored_ref(const TensorProto& t) {
   auto number = [&](std::string_view key) {
     std::string text = key_value(t, key);
@@ -63,6 +64,21 @@ ExternalRef stored_ref(const TensorProto& t) {
   };
   return {key_value(t, "location"), number("offset"), number("length")};
 }
+
+Result<TensorWithData> TensorWithData::of(const TensorProto& t, std::string_view what, ExternalData* data) {
+  TensorWithData out;
+  out.tensor_ = &t;
+  if (!is_external(t) || t.has_raw_data()) return out;
+  ExternalRef ref = stored_ref(t);
+  if (!data) return error("{} keeps its data in '{}', which was not given", what, ref.location);
+  auto bytes = data->read(ref.location, ref.offset, ref.length);
+  if (!bytes) return error("{}: cannot read its data: {}", what, bytes.error().message);
+  out.copy_ = t;
+  out.copy_->set_raw_data(std::move(bytes).value());
+  return out;
+}
+
+namespace {
 
 void visit_graph(onnx::GraphProto& graph,
                  const std::function<void(TensorProto&, const TensorPlace&)>& fn) {
@@ -109,7 +125,9 @@ Status check_location(const std::string& location, std::string_view what) {
 Result<ExternalRef> external_ref(const TensorProto& t, std::string_view what, ExternalData& data) {
   ExternalRef ref;
   ref.location = key_value(t, "location");
-  if (auto s = check_location(ref.location, what); !s) return s.error();
+  if (ref.location != kInputLocation) {
+    if (auto s = check_location(ref.location, what); !s) return s.error();
+  }
   if (has_key(t, "offset")) {
     auto offset = parse_integer(t, "offset", what);
     if (!offset) return offset.error();
@@ -141,23 +159,7 @@ void for_each_tensor(onnx::ModelProto& model, const std::function<void(TensorPro
   visit_graph(*model.mutable_graph(), fn);
 }
 
-Status load_needed_values(onnx::ModelProto& model, bool fold_batch_norm, ExternalData& data) {
-  // The weight and bias of every layer a BatchNormalization reads: what folding reads.
-  std::unordered_set<std::string> fold_inputs;
-  if (fold_batch_norm) {
-    std::unordered_map<std::string, const onnx::NodeProto*> producer;
-    for (const auto& node : model.graph().node()) {
-      for (const auto& out : node.output()) producer[out] = &node;
-    }
-    for (const auto& node : model.graph().node()) {
-      if (node.op_type() != "BatchNormalization" || node.input_size() == 0) continue;
-      auto it = producer.find(node.input(0));
-      if (it == producer.end()) continue;
-      const auto& layer = *it->second;
-      if (layer.op_type() != "Conv" && layer.op_type() != "ConvTranspose" && layer.op_type() != "Gemm") continue;
-      for (int i = 1; i < layer.input_size() && i <= 2; ++i) fold_inputs.insert(layer.input(i));
-    }
-  }
+Status load_needed_values(onnx::ModelProto& model, ExternalData& data, uint64_t read_always) {
   Status status = ok_status();
   for_each_tensor(model, [&](TensorProto& t, const TensorPlace& place) {
     if (!status || !is_external(t)) return;
@@ -169,7 +171,7 @@ Status load_needed_values(onnx::ModelProto& model, bool fold_batch_norm, Externa
     }
     set_key(t, "offset", std::to_string(ref->offset));
     set_key(t, "length", std::to_string(ref->length));
-    if (ref->length > kReadAlways && !fold_inputs.contains(t.name())) return;
+    if (ref->length > read_always) return;
     auto bytes = data.read(ref->location, ref->offset, ref->length);
     if (!bytes) {
       status = error("{}: cannot read '{}': {}", what, ref->location, bytes.error().message);
@@ -220,11 +222,17 @@ Status inline_external(onnx::ModelProto& model, ExternalData& data) {
                  "write its data to a separate file instead",
                  mib(total));
   }
+  // What the skeleton left in the model file is spliced back when the model is written.
+  return read_back(model, data, [](const ExternalRef& ref) { return ref.location != kInputLocation; });
+}
+
+Status read_back(onnx::ModelProto& model, ExternalData& data, const std::function<bool(const ExternalRef&)>& pick) {
   Status status = ok_status();
   for_each_tensor(model, [&](TensorProto& t, const TensorPlace& place) {
     if (!status || !is_external(t)) return;
+    ExternalRef ref = stored_ref(t);
+    if (!pick(ref)) return;
     if (!t.has_raw_data()) {
-      ExternalRef ref = stored_ref(t);
       auto bytes = data.read(ref.location, ref.offset, ref.length);
       if (!bytes) {
         status = error("{}: cannot read '{}': {}", place.what, ref.location, bytes.error().message);

@@ -22,7 +22,18 @@ class ExternalData {
   virtual ~ExternalData() = default;
   virtual Result<uint64_t> size(const std::string& location) = 0;
   virtual Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) = 0;
+  // Whether data files can be read at all (a model that names one is refused otherwise).
+  virtual bool has_files() const { return true; }
 };
+
+// The location by which the core refers to the input model file itself, where the skeleton
+// (core/onnx/skeleton.h) left out an initializer's raw_data. The NUL byte makes it no file name:
+// check_location refuses it in a model, and the splitter refuses a model that names it.
+inline const std::string kInputLocation("\0onnx-lattice:model", 19);
+// The location of data the conversion produced, kept out of protobuf's serialisation of the model
+// (core/onnx/skeleton.h) so that it is never copied; `offset` numbers the piece.
+inline const std::string kProducedLocation("\0onnx-lattice:new", 17);
+inline constexpr std::string_view kReservedLocationPrefix{"\0onnx-lattice:", 14};
 
 struct ExternalRef {
   std::string location;
@@ -52,13 +63,29 @@ struct TensorPlace {
 void for_each_tensor(onnx::ModelProto& model,
                      const std::function<void(onnx::TensorProto&, const TensorPlace&)>& fn);
 
-// Reads into raw_data the external tensors whose values a pattern or the shape inference may
-// read: every one up to kReadAlways bytes (BatchNorm parameters, biases, shapes, axes) and, when
-// folding, the weight and bias of each Conv, ConvTranspose or Gemm whose output a
-// BatchNormalization reads. A loaded tensor keeps its external reference, so it is still written
-// as a range of its source file unless a rewrite replaces it.
+// Reads into raw_data every external tensor of up to kReadAlways bytes, whose values the shape
+// inference or a pattern's predicates may read (BatchNorm parameters, biases, shapes, axes), and
+// writes the checked offset and length of every reference. Larger tensors are read by the pattern
+// that needs their values (with_data). A loaded tensor keeps its external reference, so it is
+// still written as a range of its source file unless a rewrite replaces it.
 inline constexpr uint64_t kReadAlways = 64 * 1024;
-Status load_needed_values(onnx::ModelProto& model, bool fold_batch_norm, ExternalData& data);
+Status load_needed_values(onnx::ModelProto& model, ExternalData& data, uint64_t read_always = kReadAlways);
+
+// The reference as stored, once load_needed_values has checked it and written its offset and length.
+ExternalRef stored_ref(const onnx::TensorProto& tensor);
+
+// A tensor with its data in memory: the tensor itself, or a copy of it holding its external data,
+// read now and dropped with this value, so that a pattern holds one layer's weights at a time.
+class TensorWithData {
+ public:
+  static Result<TensorWithData> of(const onnx::TensorProto& tensor, std::string_view what, ExternalData* data);
+  const onnx::TensorProto& operator*() const { return copy_ ? *copy_ : *tensor_; }
+  const onnx::TensorProto* operator->() const { return &**this; }
+
+ private:
+  const onnx::TensorProto* tensor_ = nullptr;
+  std::optional<onnx::TensorProto> copy_;
+};
 
 // A piece of an output data file: bytes the conversion made, or a range of an input data file.
 struct DataSegment {
@@ -79,9 +106,13 @@ inline constexpr uint64_t kExternalThreshold = 1024;
 std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::string& data_file,
                                           uint64_t move_threshold);
 
-// Reads every external tensor back into raw_data: the single-file layout. Refused, before any
+// Reads every tensor of the input's data files back into raw_data: the single-file layout (what
+// the skeleton left in the model file is spliced back as it is written). Refused, before any
 // read, when the model would exceed protobuf's 2 GiB.
 Status inline_external(onnx::ModelProto& model, ExternalData& data);
+
+// Reads back into raw_data the external tensors `pick` chooses, and drops their references.
+Status read_back(onnx::ModelProto& model, ExternalData& data, const std::function<bool(const ExternalRef&)>& pick);
 
 // The bytes of a data file laid out by lay_out_external.
 Result<std::string> assemble(const std::vector<DataSegment>& segments, ExternalData& data);

@@ -33,7 +33,7 @@ bool decodes_when_nested_deeper(std::span<const uint8_t> bytes) {
 
 }  // namespace
 
-Result<onnx::ModelProto> parse_model(std::span<const uint8_t> bytes) {
+Result<onnx::ModelProto> parse_model(std::span<const uint8_t> bytes, uint64_t file_size) {
   if (auto s = check_model_size(bytes.size()); !s) return s.error();
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -43,7 +43,7 @@ Result<onnx::ModelProto> parse_model(std::span<const uint8_t> bytes) {
                    kRecursionLimit, kRecursionLimit / 3);
     }
     return error("not an ONNX model: the {} bytes do not decode as an ONNX ModelProto (truncated or corrupted file?)",
-                 bytes.size());
+                 file_size ? file_size : bytes.size());
   }
   return model;
 }

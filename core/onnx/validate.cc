@@ -171,11 +171,11 @@ class GraphValidator {
   // Inline data against the dims; an external reference against its file, reading nothing.
   Status check_data(const onnx::TensorProto& t, const std::string& what) const {
     if (!is_external(t)) return check_tensor_data(t, what);
-    if (!data_) {
-      std::string location;
-      for (const auto& entry : t.external_data()) {
-        if (entry.key() == "location") location = entry.value();
-      }
+    std::string location;
+    for (const auto& entry : t.external_data()) {
+      if (entry.key() == "location") location = entry.value();
+    }
+    if (!data_ || (location != kInputLocation && !data_->has_files())) {
       if (auto s = check_location(location, what); !s) return s;
       return error("{} keeps its data in an external file ('{}'), and no data files were given to read it from", what,
                    location);

@@ -29,8 +29,9 @@ bool selected(const Pattern& p, const Options& o) {
 class Driver {
  public:
   Driver(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report,
-         const ProgressFn& progress, Rewriter::Mode mode)
+         const ProgressFn& progress, Rewriter::Mode mode, ExternalData* data = nullptr)
       : opset_(default_opset(model)),
+        data_(data),
         options_(options),
         report_(report),
         target_(*find_target(options.target)),
@@ -92,7 +93,7 @@ class Driver {
     return applied_patterns;
   }
 
-  MatchContext context() const { return {rewriter_.view(), rewriter_.shapes(), opset_, target_}; }
+  MatchContext context() const { return {rewriter_.view(), rewriter_.shapes(), opset_, target_, data_}; }
 
   std::string match_id(const Match& m) const {
     return fmt::format("{}:{}", m.pattern->name, rewriter_.view().label(m.anchor()));
@@ -157,6 +158,7 @@ class Driver {
   }
 
   int64_t opset_;
+  ExternalData* data_;
   const Options& options_;
   Report& report_;
   const Target& target_;
@@ -169,8 +171,8 @@ class Driver {
 }  // namespace
 
 Status run_phases(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels, Report& report,
-                  const ProgressFn& progress) {
-  return Driver(model, options, labels, report, progress, Rewriter::Mode::kIncremental).run();
+                  const ProgressFn& progress, ExternalData* data) {
+  return Driver(model, options, labels, report, progress, Rewriter::Mode::kIncremental, data).run();
 }
 
 Status run_phases_rebuilding(onnx::ModelProto& model, const Options& options, GraphView::Labels& labels,

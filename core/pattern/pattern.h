@@ -10,6 +10,7 @@
 
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
+#include "core/onnx/external_data.h"
 #include "core/util/result.h"
 #include "onnx-ml.pb.h"
 
@@ -28,6 +29,7 @@ struct MatchContext {
   const Shapes& shapes;
   int64_t opset;
   const Target& target;
+  ExternalData* data = nullptr;  // reads tensor data still in its file (with_data)
 };
 
 // One step of a chain: a node of one of `op_types` (default domain) that `accepts` approves.

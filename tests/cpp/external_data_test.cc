@@ -12,24 +12,7 @@
 
 namespace {
 
-// Data files by location; counts the bytes read, to show what is and is not read.
-class MemoryData final : public lattice::ExternalData {
- public:
-  std::map<std::string, std::string> files;
-  uint64_t bytes_read = 0;
-  int reads = 0;
-
-  lattice::Result<uint64_t> size(const std::string& location) override {
-    auto it = files.find(location);
-    if (it == files.end()) return lattice::error("No such file or directory");
-    return static_cast<uint64_t>(it->second.size());
-  }
-  lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
-    ++reads;
-    bytes_read += length;
-    return files.at(location).substr(static_cast<size_t>(offset), static_cast<size_t>(length));
-  }
-};
+using test::MemoryData;
 
 // The model with every tensor of at least 256 bytes moved into `data.files[file]`, as onnx saves it.
 std::string externalise(const std::string& model_bytes, MemoryData& data, const std::string& file = "m.onnx.data") {
@@ -133,7 +116,7 @@ TEST_CASE("a weight no pattern reads stays where it is: copied as a range, never
   REQUIRE(result->data->size() == 1);
   CHECK(result->data->front().location == "in.bin");
   CHECK(result->data->front().length == 32 * 32 * 25 * 4);
-  auto out = lattice::parse_model(test::bytes(*result->converted));
+  auto out = lattice::parse_model(test::bytes(*result->output(external)));
   REQUIRE(out);
   const auto& t = out->graph().initializer(0);
   CHECK(t.external_data(0).value() == "out.onnx.data");

@@ -7,9 +7,11 @@
 #include <iterator>
 #include <span>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "core/onnx/external_data.h"
 #include "onnx-ml.pb.h"
 
 namespace test {
@@ -119,5 +121,24 @@ inline onnx::ModelProto conv_bn_model(int64_t channels, bool with_bias, int opse
   add_node(g, "BatchNormalization", "bn", {"c", "gamma", "beta", "mean", "var"}, {"y"});
   return m;
 }
+
+// Data files by location; counts the bytes read, to show what is and is not read.
+class MemoryData final : public lattice::ExternalData {
+ public:
+  std::map<std::string, std::string> files;
+  uint64_t bytes_read = 0;
+  int reads = 0;
+
+  lattice::Result<uint64_t> size(const std::string& location) override {
+    auto it = files.find(location);
+    if (it == files.end()) return lattice::error("No such file or directory");
+    return static_cast<uint64_t>(it->second.size());
+  }
+  lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
+    ++reads;
+    bytes_read += length;
+    return files.at(location).substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+  }
+};
 
 }  // namespace test

@@ -77,7 +77,10 @@ Result<std::vector<double>> constant_values(const MatchContext& ctx, const onnx:
     return error("the {} '{}' of '{}' is not a constant: it is the {}", role, name,
                  node.name().empty() ? node.op_type() : node.name(), ctx.view.describe(name));
   }
-  return read_values(*t, fmt::format("the {} '{}'", role, name));
+  std::string what = fmt::format("the {} '{}'", role, name);
+  auto loaded = TensorWithData::of(*t, what, ctx.data);
+  if (!loaded) return loaded.error();
+  return read_values(**loaded, what);
 }
 
 Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index, const ChannelAffine& affine,
@@ -88,19 +91,23 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   size_t channels = affine.scale.size();
 
   if (layer.input_size() < 2) return error("'{}' has no weight input", label);
-  const auto* w = ctx.view.constant(layer.input(1));
-  if (!w) {
+  const auto* weight = ctx.view.constant(layer.input(1));
+  if (!weight) {
     return error("the weight '{}' of '{}' is not a constant: it is the {}", layer.input(1), label,
                  ctx.view.describe(layer.input(1)));
   }
-  if (!is_float_type(w->data_type())) {
+  // The weight's data is read here, not before: large ones stay in their file until a fold needs them.
+  auto w_data = TensorWithData::of(*weight, fmt::format("the weight '{}'", layer.input(1)), ctx.data);
+  if (!w_data) return w_data.error();
+  const onnx::TensorProto& w = **w_data;
+  if (!is_float_type(w.data_type())) {
     return error("the weight '{}' of '{}' is not float, double or float16", layer.input(1), label);
   }
   const bool gemm = layer.op_type() == "Gemm";
-  auto layout = weight_layout(layer, *w, channels);
+  auto layout = weight_layout(layer, w, channels);
   if (!layout) {
     return error("the weight '{}' {} of '{}' does not have the {} output channels of {}", layer.input(1),
-                 format_dims(*w), label, channels, source);
+                 format_dims(w), label, channels, source);
   }
 
   // Gemm computes alpha*A*B + beta*C: the scale goes into B (alpha stays), and the whole bias
@@ -109,26 +116,29 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   std::vector<double> bias(channels, 0.0);
   std::vector<int64_t> bias_dims{static_cast<int64_t>(channels)};
   const bool has_bias = layer.input_size() > 2 && !layer.input(2).empty();
-  int32_t bias_type = w->data_type();
+  int32_t bias_type = w.data_type();
   if (has_bias) {
-    const auto* b = ctx.view.constant(layer.input(2));
-    if (!b) {
+    const auto* bias_tensor = ctx.view.constant(layer.input(2));
+    if (!bias_tensor) {
       return error("the bias '{}' of '{}' is not a constant: it is the {}", layer.input(2), label,
                    ctx.view.describe(layer.input(2)));
     }
-    auto values = read_values(*b, layer.input(2));
+    auto b_data = TensorWithData::of(*bias_tensor, fmt::format("the bias '{}'", layer.input(2)), ctx.data);
+    if (!b_data) return b_data.error();
+    const onnx::TensorProto& b = **b_data;
+    auto values = read_values(b, layer.input(2));
     if (!values) return values.error();
-    bias_type = b->data_type();
+    bias_type = b.data_type();
     // Conv bias is [Cout]; Gemm's C broadcasts: [], [1], [N], [1, N] become [N].
-    bool per_channel = values->size() == channels && (b->dims_size() <= 1 || (b->dims_size() == 2 && b->dims(0) == 1));
+    bool per_channel = values->size() == channels && (b.dims_size() <= 1 || (b.dims_size() == 2 && b.dims(0) == 1));
     if (per_channel) {
       bias = *values;
     } else if (values->size() == 1) {
       bias.assign(channels, (*values)[0]);
     } else {
-      return error("the bias '{}' {} of '{}' is not per output channel", layer.input(2), format_dims(*b), label);
+      return error("the bias '{}' {} of '{}' is not per output channel", layer.input(2), format_dims(b), label);
     }
-    if (gemm && b->dims_size() == 2) bias_dims = {1, static_cast<int64_t>(channels)};
+    if (gemm && b.dims_size() == 2) bias_dims = {1, static_cast<int64_t>(channels)};
   }
 
   std::vector<double> folded_b(channels);
@@ -144,9 +154,9 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   const auto& scale = affine.scale;
   // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
   std::optional<std::pair<double, int32_t>> overflow;
-  auto folded_w = map_values(*w, w_name, fmt::format("the weight '{}'", layer.input(1)), [&](size_t i, double v) {
+  auto folded_w = map_values(w, w_name, fmt::format("the weight '{}'", layer.input(1)), [&](size_t i, double v) {
     double x = v * scale[layout->channel_of(i)];
-    if (!overflow && !fits_type(x, w->data_type())) overflow.emplace(x, w->data_type());
+    if (!overflow && !fits_type(x, w.data_type())) overflow.emplace(x, w.data_type());
     return x;
   });
   if (!folded_w) return folded_w.error();

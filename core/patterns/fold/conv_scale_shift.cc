@@ -43,7 +43,9 @@ std::optional<std::vector<double>> per_channel(const MatchContext& ctx, const on
     if (d != out.channels || offset + static_cast<size_t>(j) != 1) return std::nullopt;
     on_channels = true;
   }
-  auto values = read_values(*t, op.input(1));
+  auto loaded = TensorWithData::of(*t, op.input(1), ctx.data);
+  if (!loaded) return std::nullopt;
+  auto values = read_values(**loaded, op.input(1));
   if (!values) return std::nullopt;
   if (!on_channels) return std::vector<double>(static_cast<size_t>(out.channels), (*values)[0]);
   return std::move(values).value();

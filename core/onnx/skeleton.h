@@ -1,0 +1,72 @@
+#pragma once
+// A model is a small skeleton (graph, nodes, attributes, tensor metadata) plus tensor data that
+// stays where it is. Splitting walks the protobuf wire format of the input (with protobuf-lite's
+// own CodedInputStream, the reader protobuf itself trusts) and leaves out the raw_data of every
+// large top-level initializer: in the skeleton such a tensor is an external reference to the
+// input file itself (location kInputLocation), so the whole core, which already reads external
+// tensors only when a pattern needs their values, never holds the bytes of the others.
+//
+// Splicing is the way back: the skeleton, serialised by protobuf, with each such reference
+// replaced by the raw_data field it stands for, as a list of segments (new bytes, or ranges of the
+// input). The segments put together are byte for byte what protobuf would serialise for the
+// model with its data inline: fields in number order, raw_data (9) between name (8) and
+// double_data (10), the lengths of the enclosing messages grown to match.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/onnx/external_data.h"
+#include "core/util/result.h"
+
+namespace lattice {
+
+// Data smaller than this stays in the skeleton: load_needed_values would read it back anyway.
+inline constexpr uint64_t kSkeletonThreshold = kReadAlways + 1;
+
+struct Skeleton {
+  std::string bytes;  // a serialised ModelProto
+  uint64_t tensors_left_out = 0, bytes_left_out = 0;
+};
+
+// `input` reads the model file (kInputLocation) of `size` bytes. Reads everything but the raw_data
+// payloads it leaves out, in order, once. A wire-format error gives parse_model's message.
+Result<Skeleton> split_skeleton(ExternalData& input, uint64_t size, uint64_t threshold = kSkeletonThreshold);
+
+// Moves the raw_data of each top-level initializer of at least `threshold` bytes that the
+// conversion produced out of the model, to be spliced back as it is written: returns the pieces,
+// each named in the model by location kProducedLocation and its index as offset. The model is
+// then only fit for serialising and splicing.
+std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t threshold = kSkeletonThreshold);
+
+// The serialised model with every top-level initializer that refers to kInputLocation or
+// kProducedLocation written back as inline raw_data (a range of the input, or the produced piece,
+// moved); other bytes as they are.
+Result<std::vector<DataSegment>> splice_skeleton(std::string serialized, std::vector<std::string> produced = {});
+
+// The input file as an ExternalData: a span in memory (the tests, the native CLI's mapping).
+class SpanData final : public ExternalData {
+ public:
+  explicit SpanData(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  Result<uint64_t> size(const std::string& location) override;
+  Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
+
+ private:
+  std::span<const uint8_t> bytes_;
+};
+
+// The input model (kInputLocation) from `input`, every other location from `data` (which may be
+// null: a model referring to data files is then refused when its references are checked).
+class ModelSource final : public ExternalData {
+ public:
+  ModelSource(ExternalData& input, ExternalData* data) : input_(input), data_(data) {}
+  Result<uint64_t> size(const std::string& location) override;
+  Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
+  bool has_files() const override;
+
+ private:
+  ExternalData& input_;
+  ExternalData* data_;
+};
+
+}  // namespace lattice

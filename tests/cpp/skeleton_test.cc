@@ -1,0 +1,210 @@
+// The skeleton: tensor data left in the input file, read when a pattern needs it, and spliced back
+// into output that is byte for byte protobuf's serialisation.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/convert.h"
+#include "core/onnx/model_io.h"
+#include "core/onnx/skeleton.h"
+#include "core/onnx/validate.h"
+#include "tests/cpp/converted.h"
+#include "tests/cpp/support.h"
+
+using namespace lattice;
+
+namespace {
+
+// The committed fixtures, and the zoo's models when the test run has made them
+// (ONNX_LATTICE_ZOO): real exports with megabytes of weights.
+std::vector<std::string> models() {
+  std::vector<std::string> paths;
+  for (const auto& name : test::fixture_names()) paths.push_back(std::string(FIXTURES_DIR) + "/" + name);
+  if (const char* zoo = std::getenv("ONNX_LATTICE_ZOO"); zoo && std::filesystem::is_directory(zoo)) {
+    for (const auto& entry : std::filesystem::directory_iterator(zoo)) {
+      if (entry.path().extension() == ".onnx") paths.push_back(entry.path().string());
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+// What protobuf writes for the model in `bytes`, parsed whole.
+std::string protobuf_bytes(const std::string& bytes) {
+  auto model = parse_model(test::bytes(bytes));
+  REQUIRE(model);
+  return model->SerializeAsString();
+}
+
+// Split, parsed, serialised and spliced back: the skeleton's way of writing a model.
+std::string skeleton_round_trip(const std::string& bytes, uint64_t threshold, Skeleton* split = nullptr) {
+  SpanData input(test::bytes(bytes));
+  auto skeleton = split_skeleton(input, bytes.size(), threshold);
+  REQUIRE(skeleton);
+  auto model = parse_model(test::bytes(skeleton->bytes));
+  REQUIRE(model);
+  auto segments = splice_skeleton(model->SerializeAsString());
+  REQUIRE(segments);
+  auto out = assemble(*segments, input);
+  REQUIRE(out);
+  if (split) *split = *skeleton;
+  return *out;
+}
+
+// A length-delimited field as protobuf writes it, for field numbers under 16.
+std::string field(int number, const std::string& content) {
+  std::string out(1, static_cast<char>(number << 3 | 2));
+  for (uint64_t v = content.size(); ; v >>= 7) {
+    if (v < 0x80) {
+      out += static_cast<char>(v);
+      break;
+    }
+    out += static_cast<char>((v & 0x7f) | 0x80);
+  }
+  return out + content;
+}
+
+// A model with one more initializer.
+std::string model_with_tensor(const onnx::TensorProto& tensor) {
+  onnx::ModelProto m = test::tiny_model();
+  *m.mutable_graph()->add_initializer() = tensor;
+  return m.SerializeAsString();
+}
+
+}  // namespace
+
+TEST_CASE("a model split into a skeleton and spliced back is protobuf's serialisation, byte for byte") {
+  for (const auto& path : models()) {
+    CAPTURE(path);
+    std::string bytes = test::read_file(path);
+    std::string expected = protobuf_bytes(bytes);
+    for (uint64_t threshold : {uint64_t{1}, uint64_t{64}, kSkeletonThreshold}) {
+      CAPTURE(threshold);
+      Skeleton split;
+      CHECK(skeleton_round_trip(bytes, threshold, &split) == expected);
+      CHECK(split.bytes.size() + split.bytes_left_out <= bytes.size() + 128 * split.tensors_left_out);
+    }
+  }
+}
+
+TEST_CASE("conversions that leave tensor data in the file equal those that read it all") {
+  // The tests' limits send every tensor over 64 bytes down the path large ones take: left in
+  // the file by the skeleton and read by the fold that needs it.
+  const DataLimits small{64, 64};
+  const DataLimits everything_read{uint64_t{1} << 40, uint64_t{1} << 40};
+  std::vector<Options> option_sets(4);
+  option_sets[1].target = "none";
+  option_sets[2].target = "none";
+  option_sets[2].fold_batch_norm = false;
+  option_sets[3].layout = DataLayout::kExternal;
+  for (const auto& path : models()) {
+    CAPTURE(path);
+    std::string bytes = test::read_file(path);
+    for (const auto& options : option_sets) {
+      CAPTURE(options.target, options.fold_batch_norm, static_cast<int>(options.layout));
+      test::MemoryData reads;
+      reads.files[kInputLocation] = bytes;
+      auto left = convert(reads, bytes.size(), options, {}, &reads, "out.onnx.data", small);
+      test::MemoryData whole;
+      whole.files[kInputLocation] = bytes;
+      auto read = convert(whole, bytes.size(), options, {}, &whole, "out.onnx.data", everything_read);
+      REQUIRE(left.ok() == read.ok());
+      if (!left) {
+        CHECK(left.error().message == read.error().message);
+        continue;
+      }
+      left->report.timings_ms = read->report.timings_ms = {};
+      CHECK(left->report.to_json().dump() == read->report.to_json().dump());
+      REQUIRE(left->converted.has_value() == read->converted.has_value());
+      auto out = left->output(bytes);
+      REQUIRE(out);
+      CHECK(*out == *read->output(bytes));
+      if (left->converted) CHECK(*out == protobuf_bytes(*out));  // the output is protobuf's own bytes
+      REQUIRE(left->data.has_value() == read->data.has_value());
+      if (left->data) {
+        auto left_data = assemble(*left->data, reads), read_data = assemble(*read->data, whole);
+        REQUIRE(left_data);
+        REQUIRE(read_data);
+        CHECK(*left_data == *read_data);
+      }
+    }
+  }
+}
+
+TEST_CASE("large tensor data is never read when no pattern needs it") {
+  // One 8 MiB initializer nothing reads: the walk skips it without reading it.
+  onnx::ModelProto m = test::tiny_model();
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name("unused");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(2 << 20);
+  t->set_raw_data(std::string(8 << 20, '\x01'));
+  std::string bytes = m.SerializeAsString();
+  test::MemoryData files;
+  files.files[kInputLocation] = bytes;
+  Options options;
+  options.target = "none";
+  options.fold_batch_norm = false;
+  options.layout = DataLayout::kExternal;
+  auto result = convert(files, bytes.size(), options, {}, &files, "out.onnx.data");
+  REQUIRE(result);
+  CHECK(files.bytes_read < 2 << 20);
+  REQUIRE(result->data);
+  CHECK(result->data->back().location == kInputLocation);
+  CHECK(result->data->back().length == 8u << 20);
+}
+
+TEST_CASE("the skeleton keeps protobuf's rules for odd tensors") {
+  std::string big(100, '\x02'), small(8, '\x03');
+  onnx::TensorProto t;
+  t.set_name("w");
+  t.set_data_type(onnx::TensorProto::UINT8);
+  t.add_dims(100);
+  t.set_raw_data(big);
+
+  SECTION("an explicit data_location stays inline, data and all") {
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+    std::string bytes = model_with_tensor(t);
+    Skeleton split;
+    CHECK(skeleton_round_trip(bytes, 1, &split) == protobuf_bytes(bytes));
+    CHECK(split.tensors_left_out == 0);
+  }
+  SECTION("raw_data given twice: the last one counts, as protobuf reads it") {
+    onnx::TensorProto other;
+    other.set_raw_data(small);
+    for (bool big_last : {true, false}) {
+      CAPTURE(big_last);
+      onnx::TensorProto first = t, second = other;
+      if (big_last) std::swap(first, second), first.set_raw_data(small), second.clear_name(), second.set_raw_data(big);
+      // Two serialisations one after the other are one tensor to protobuf, with two raw_data fields.
+      std::string tensor = first.SerializeAsString() + second.SerializeAsString();
+      std::string crafted = test::tiny_model().SerializeAsString() + field(7, field(5, tensor));
+      std::string expected = protobuf_bytes(crafted);
+      CHECK(skeleton_round_trip(crafted, 1) == expected);
+      onnx::ModelProto parsed;
+      REQUIRE(parsed.ParseFromString(crafted));
+      CHECK(parsed.graph().initializer(0).raw_data() == (big_last ? big : small));
+    }
+  }
+  SECTION("a model naming the location reserved for the model file is refused") {
+    t.clear_raw_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = t.add_external_data();
+    e->set_key("location");
+    e->set_value(kInputLocation);
+    std::string bytes = model_with_tensor(t);
+    SpanData input(test::bytes(bytes));
+    auto split = split_skeleton(input, bytes.size(), 1);
+    REQUIRE_FALSE(split);
+    CHECK_THAT(split.error().message, Catch::Contains("a location onnx-lattice reserves for itself"));
+  }
+  SECTION("a model cut inside a tensor's data is refused as parse_model refuses it") {
+    std::string bytes = model_with_tensor(t);
+    std::string cut = bytes.substr(0, bytes.size() - 10);
+    SpanData input(test::bytes(cut));
+    auto split = split_skeleton(input, cut.size(), 1);
+    REQUIRE_FALSE(split);
+    CHECK(split.error().message == parse_model(test::bytes(cut)).error().message);
+  }
+}
