@@ -436,7 +436,7 @@ Result<std::string> ModelSource::read(const std::string& location, uint64_t offs
   return data_->read(location, offset, length);
 }
 
-bool ModelSource::has_files() const { return data_ != nullptr; }
+bool ModelSource::has_files() const { return data_ != nullptr && data_->has_files(); }
 
 std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t threshold) {
   std::vector<std::string> produced;
