@@ -31,7 +31,7 @@ trap 'rm -f "$out"' EXIT
 status=0
 start=$(date +%s)
 "$build/onnx_lattice_fuzzer" "$corpus" "$seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len="$max_len" -artifact_prefix="$artifacts/" -print_final_stats=1 >"$out" 2>&1 || status=$?
+  -max_len="$max_len" -dict="$ROOT/fuzz/onnx.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 >"$out" 2>&1 || status=$?
 elapsed=$(( $(date +%s) - start ))
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out" | tail -1)
 runs=${runs:-0}
