@@ -2,7 +2,7 @@
 # Sets up everything the tests need (Debian packages, npm packages, protobuf for wasm, fixture
 # models), builds both targets, and runs every test suite: Catch2 natively and as wasm under
 # Node, then the node:test suites (API, CLIs, numerics with onnxruntime-node, the page in
-# Chromium). Exits non-zero if any suite fails.
+# Chromium), then fuzzes the conversion for 60 s. Exits non-zero if any suite fails.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 bash "$ROOT/scripts/setup.sh" --test
@@ -23,4 +23,6 @@ log "Catch2, wasm under Node"
 node "$ROOT/build/wasm/onnx_lattice_tests.js" --use-colour no || failed=1
 log "node:test suites"
 node --test --test-concurrency=1 "$ROOT"/tests/node/ || failed=1
+log "fuzzing the conversion (60 s)"
+bash "$ROOT/scripts/fuzz.sh" 60 || failed=1
 exit $failed

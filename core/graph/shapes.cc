@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <unordered_set>
 
@@ -41,7 +42,6 @@ Shape broadcast(const Shape& a, const Shape& b) {
   return out;
 }
 
-// A dimension resized by `scale`: a symbol survives only a scale of 1.
 // The node's `axis` attribute for a `rank`-D input, negative counted from the end; nullopt
 // outside [0, rank) (or [0, rank] where the op allows the rank itself, as Flatten does).
 std::optional<size_t> axis_of(const onnx::NodeProto& node, int64_t fallback, size_t rank, bool rank_allowed = false) {
@@ -52,9 +52,13 @@ std::optional<size_t> axis_of(const onnx::NodeProto& node, int64_t fallback, siz
   return static_cast<size_t>(axis);
 }
 
+// A dimension resized by `scale`: a symbol survives only a scale of 1; a scale that is NaN,
+// negative or too large for the result leaves the dimension unknown.
 int64_t scaled(int64_t dim, double scale) {
   if (dim < 0) return scale == 1.0 ? dim : -1;
-  return static_cast<int64_t>(std::floor(static_cast<double>(dim) * scale));
+  double out = std::floor(static_cast<double>(dim) * scale);
+  if (!(out >= 0 && out < static_cast<double>(std::numeric_limits<int64_t>::max()))) return -1;
+  return static_cast<int64_t>(out);
 }
 
 const std::unordered_set<std::string>& same_shape_ops() {

@@ -1,0 +1,43 @@
+// What the fuzzer (fuzz/convert_fuzzer.cc) found, each case checked here without sanitizers too,
+// and its reproducers in fixtures/fuzz/ converted and described once more.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <limits>
+
+#include "core/convert.h"
+#include "core/describe.h"
+#include "core/graph/graph_view.h"
+#include "core/graph/shapes.h"
+#include "support.h"
+
+using namespace lattice;
+
+TEST_CASE("a Resize scale that is negative, NaN or too large leaves the dimension unknown") {
+  // x[batch, 3, 8, 8] -> Resize(scales) -> y; scale -0.25 once gave -2, the id of symbol `batch`.
+  for (float scale : {-0.25f, std::numeric_limits<float>::quiet_NaN(), 1e30f}) {
+    auto m = test::tiny_model();
+    auto& g = *m.mutable_graph();
+    test::set_input_shape(*g.mutable_input(0), "x", {1, 3, 8, 8});
+    g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+    g.clear_node();
+    test::add_node(g, "Resize", "resize", {"x", "", "scales"}, {"y"});
+    *g.add_initializer() = test::float_tensor("scales", {4}, {1, 1, scale, 2});
+    GraphView view(g);
+    Shapes shapes(view, 13);
+    const Shape* y = shapes.of("y");
+    REQUIRE(y);
+    CHECK(format_shape(*y, &shapes) == "[batch, 3, ?, 16]");
+  }
+}
+
+TEST_CASE("the fuzzer's reproducers are refused or converted, and described, without a crash") {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(FIXTURES_DIR) + "/fuzz")) {
+    if (entry.path().extension() != ".bin") continue;
+    std::string input = test::read_file(entry.path().string());
+    INFO(entry.path().filename().string());
+    auto result = convert(test::bytes(input), Options{});
+    if (!result) CHECK_FALSE(result.error().message.empty());
+    (void)describe_model(test::bytes(input));
+  }
+}
