@@ -71,4 +71,6 @@ if (from && rows.at(-1).n > 1600) {
   console.log(`growth exponent of convert ${from.n} -> ${to.n}: ${k.toFixed(2)} (target <= 1.15); ` +
     `of the round trip in the same run ${base.toFixed(2)}, of convert / round trip ${(k - base).toFixed(2)}`);
   console.log(`convert / round trip at 1600: ${(from.convert / from.roundTrip).toFixed(2)} (target <= 3)`);
+} else if (rows.length > 1) {
+  console.log('no growth exponent or ratio against their targets: they need N = 1600 and a larger N (CHAIN_SIZES)');
 }

@@ -8,14 +8,30 @@
 # bench/chain_model.cc into the cache, timed as whole CLI processes (bench/chain.mjs):
 #   convert / round trip per N (target <= 3 at N = 1600), the growth exponent of the conversion
 #   (target <= 1.15 from 1600 to 25600), and the Node CLI at the largest N (target <= 5).
+# Issue 9, "tensor data stays where it is" (bench/data_stays.mjs), on ResNet-50 as one file and
+# with external data: the CLIs against `cp` of the same files, Node CLI / native, and the peak
+# wasm heap / model size, each beside its target.
 #   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]      CHAIN_SIZES="100 400 1600 6400 25600"
+# Every step runs or the bench stops: a failing step is named and the exit status is non-zero.
 set -euo pipefail
+trap 'status=$?; echo "bench.sh: stopped, this step failed (exit status $status, line $LINENO): $BASH_COMMAND" >&2; exit $status' ERR
 source "$(dirname "$0")/env.sh"
-bash "$ROOT/scripts/build.sh" --test >/dev/null
-model=${1:-$CACHE/zoo/resnet50.onnx}
+build_log=$(mktemp)
+if ! bash "$ROOT/scripts/build.sh" --test >"$build_log" 2>&1; then
+  tail -n 40 "$build_log" >&2
+  echo "bench.sh: stopped, the build failed (the end of its output is above)" >&2
+  exit 1
+fi
+rm -f "$build_log"
+resnet50=$CACHE/zoo/resnet50.onnx
+model=${1:-$resnet50}
 repeats=${2:-5}
 target=${3:-lattice}
-[[ -f "$model" ]] || /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" zoo "$CACHE/zoo" resnet50
+[[ -f "$resnet50" ]] || /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" zoo "$CACHE/zoo" resnet50
+if [[ ! -f "$model" ]]; then
+  echo "bench.sh: stopped, no model $model" >&2
+  exit 1
+fi
 
 native=$("$ROOT/build/native/onnx_lattice_bench" "$model" "$repeats" "$target")
 wasm=$(node "$ROOT/bench/bench_wasm.mjs" "$model" "$repeats" "$target")
@@ -28,6 +44,10 @@ console.log(`native convert         ${r(n.convert_ms)} ms   convert / round trip
 console.log(`wasm convert           ${r(w.convert_ms)} ms   wasm / native = ${r(w.convert_ms / n.convert_ms)}  (target <= 1.6)`);
 console.log(`wasm incl. JS copies   ${r(w.with_js_copies_ms)} ms   / native = ${r(w.with_js_copies_ms / n.convert_ms)}`);
 ' "$native" "$wasm" "$model" "$target"
+
+echo
+echo "issue 9, tensor data stays where it is"
+node "$ROOT/bench/data_stays.mjs" "$ROOT/build/native/onnx-lattice" "$resnet50" "$CACHE" "$repeats"
 
 sizes=(${CHAIN_SIZES:-100 400 1600 6400 25600})
 chains=$CACHE/bench

@@ -151,5 +151,7 @@ export async function createConverter() {
     patterns: () => JSON.parse(module.catalogue()),
     hardware: () => JSON.parse(module.hardware()),
     version: module.version(),
+    // Undocumented, for bench/data_stays.mjs: the module's memory in bytes (it only grows).
+    _heapBytes: () => module.HEAPU8.length,
   };
 }
