@@ -141,6 +141,7 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
   if (!skeleton) return skeleton.error();
   auto model = parse_model(as_span(skeleton->bytes), size);
   if (!model) return model.error();
+  if (auto s = check_reserved_locations(*model, *skeleton); !s) return s.error();
   skeleton->bytes = {};
   ModelSource source(input, data);
   report_progress("validate", 0.3);

@@ -28,6 +28,7 @@ constexpr int kTensorRawData = 9;
 constexpr int kTensorExternalData = 13;
 constexpr int kTensorDataLocation = 14;
 constexpr int kEntryKey = 1, kEntryValue = 2;
+constexpr const char* kReservedRefusal = "a tensor's external data names a location onnx-lattice reserves for itself";
 
 constexpr uint32_t length_delimited(int field) {
   return WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
@@ -202,7 +203,7 @@ class Splitter {
           continue;
         }
         if (bytes.find(kReservedLocationPrefix) != std::string::npos) {
-          refusal_ = "an initializer's external data names a location onnx-lattice reserves for itself";
+          refusal_ = kReservedRefusal;
           return false;
         }
         write_field(out, field, bytes);
@@ -437,6 +438,17 @@ Result<std::string> ModelSource::read(const std::string& location, uint64_t offs
 }
 
 bool ModelSource::has_files() const { return data_ != nullptr && data_->has_files(); }
+
+Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton& skeleton) {
+  uint64_t reserved = 0;
+  for_each_tensor(skeleton_model, [&](onnx::TensorProto& t, const TensorPlace&) {
+    for (const auto& entry : t.external_data()) {
+      if (entry.value().starts_with(kReservedLocationPrefix)) ++reserved;
+    }
+  });
+  if (reserved == skeleton.tensors_left_out) return ok_status();
+  return error("{}", kReservedRefusal);
+}
 
 std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t threshold) {
   std::vector<std::string> produced;

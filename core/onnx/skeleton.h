@@ -33,6 +33,11 @@ struct Skeleton {
 // payloads it leaves out, in order, once. A wire-format error gives parse_model's message.
 Result<Skeleton> split_skeleton(ExternalData& input, uint64_t size, uint64_t threshold = kSkeletonThreshold);
 
+// Only the skeleton's own references may name a reserved location: a tensor of the input naming
+// one elsewhere (in a subgraph, a Constant's value) would read the model file itself and be
+// written out as it is, so it is refused like one on a top-level initializer.
+Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton& skeleton);
+
 // Moves the raw_data of each top-level initializer of at least `threshold` bytes that the
 // conversion produced out of the model, to be spliced back as it is written: returns the pieces,
 // each named in the model by location kProducedLocation and its index as offset. The model is

@@ -199,6 +199,26 @@ TEST_CASE("the skeleton keeps protobuf's rules for odd tensors") {
     REQUIRE_FALSE(split);
     CHECK_THAT(split.error().message, Catch::Contains("a location onnx-lattice reserves for itself"));
   }
+  SECTION("a Constant's value naming the reserved location is refused too, before anything is read") {
+    t.clear_raw_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = t.add_external_data();
+    e->set_key("location");
+    e->set_value(kInputLocation);
+    onnx::ModelProto model = test::tiny_model();
+    auto* node = model.mutable_graph()->add_node();
+    node->set_op_type("Constant");
+    node->add_output("c");
+    auto* value = node->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    *value->mutable_t() = t;
+    std::string bytes = model.SerializeAsString();
+    SpanData input(test::bytes(bytes));
+    auto result = convert(input, bytes.size(), Options{});
+    REQUIRE_FALSE(result);
+    CHECK_THAT(result.error().message, Catch::Contains("a location onnx-lattice reserves for itself"));
+  }
   SECTION("a model cut inside a tensor's data is refused as parse_model refuses it") {
     std::string bytes = model_with_tensor(t);
     std::string cut = bytes.substr(0, bytes.size() - 10);
