@@ -350,8 +350,21 @@ std::optional<ExternalRef> input_ref(std::string_view tensor, const std::vector<
   return ref;
 }
 
+constexpr uint32_t kDataLocationTag = WireFormatLite::MakeTag(kTensorDataLocation, WireFormatLite::WIRETYPE_VARINT);
+
+// Protobuf writes known fields in number order, then unknown ones (a new field, or a known number
+// given with another wire type). So raw_data (9) follows exactly the known fields numbered below
+// 9, each with the wire type protobuf writes it with: dims and data_type varints, the rest
+// (segment, packed float/int32/int64 data, string_data, name) length-delimited.
+bool written_before_raw_data(uint32_t tag) {
+  int number = WireFormatLite::GetTagFieldNumber(tag);
+  if (number < 1 || number >= kTensorRawData) return false;
+  auto wire = WireFormatLite::GetTagWireType(tag);
+  return number <= 2 ? wire == WireFormatLite::WIRETYPE_VARINT : wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+}
+
 // The tensor with its reference to the input or to `produced` data replaced by raw_data, where
-// protobuf puts it: after every field numbered below 9, before the rest.
+// protobuf puts it.
 Segments spliced_tensor(std::string_view tensor, std::vector<std::string>& produced) {
   Segments out;
   auto fields = fields_of(tensor);
@@ -372,9 +385,9 @@ Segments spliced_tensor(std::string_view tensor, std::vector<std::string>& produ
     placed = true;
   };
   for (const auto& f : *fields) {
-    int number = WireFormatLite::GetTagFieldNumber(f.tag);
-    if (number == kTensorRawData || number == kTensorExternalData || number == kTensorDataLocation) continue;
-    if (!placed && number > kTensorRawData) place();
+    // The reference's own fields (the tensor had none of its own, or it would have stayed inline).
+    if (f.tag == length_delimited(kTensorExternalData) || f.tag == kDataLocationTag) continue;
+    if (!placed && !written_before_raw_data(f.tag)) place();
     out.bytes(tensor.substr(static_cast<size_t>(f.start), static_cast<size_t>(f.end - f.start)));
   }
   if (!placed) place();
@@ -440,6 +453,8 @@ Result<std::string> ModelSource::read(const std::string& location, uint64_t offs
 bool ModelSource::has_files() const { return data_ != nullptr && data_->has_files(); }
 
 Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton& skeleton) {
+  // for_each_tensor would give a model without a graph an empty one (validation refuses those).
+  if (!skeleton_model.has_graph()) return ok_status();
   uint64_t reserved = 0;
   for_each_tensor(skeleton_model, [&](onnx::TensorProto& t, const TensorPlace&) {
     for (const auto& entry : t.external_data()) {

@@ -1,5 +1,6 @@
 // The skeleton: tensor data left in the input file, read when a pattern needs it, and spliced back
 // into output that is byte for byte protobuf's serialisation.
+#include <fstream>
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -185,6 +186,19 @@ TEST_CASE("the skeleton keeps protobuf's rules for odd tensors") {
       onnx::ModelProto parsed;
       REQUIRE(parsed.ParseFromString(crafted));
       CHECK(parsed.graph().initializer(0).raw_data() == (big_last ? big : small));
+    }
+  }
+  SECTION("unknown fields (known numbers with another wire type) stay where protobuf writes them") {
+    // Unknown to protobuf, so written after every known field, raw_data included: segment (3) as
+    // a varint and a field 20 (left out of the skeleton's data); external_data (13) and
+    // data_location (14) as varints (the tensor then keeps its data inline).
+    for (auto [unknown, left_out] : {std::pair<std::string, uint64_t>{std::string("\x18\x03\xa0\x01\x07", 5), 1},
+                                     {std::string("\x68\x01\x70\x05", 4), 0}}) {
+      std::string tensor = t.SerializeAsString() + unknown;
+      std::string crafted = test::tiny_model().SerializeAsString() + field(7, field(5, tensor));
+      Skeleton split;
+      CHECK(skeleton_round_trip(crafted, 1, &split) == protobuf_bytes(crafted));
+      CHECK(split.tensors_left_out == left_out);
     }
   }
   SECTION("a model naming the location reserved for the model file is refused") {
