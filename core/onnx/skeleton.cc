@@ -385,8 +385,12 @@ Segments spliced_tensor(std::string_view tensor, std::vector<std::string>& produ
     placed = true;
   };
   for (const auto& f : *fields) {
-    // The reference's own fields (the tensor had none of its own, or it would have stayed inline).
-    if (f.tag == length_delimited(kTensorExternalData) || f.tag == kDataLocationTag) continue;
+    // The reference's own fields (the tensor had none of its own, or it would have stayed inline),
+    // and any copy of its data read into raw_data on the way: the reference is spliced in instead.
+    if (f.tag == length_delimited(kTensorExternalData) || f.tag == kDataLocationTag ||
+        f.tag == length_delimited(kTensorRawData)) {
+      continue;
+    }
     if (!placed && !written_before_raw_data(f.tag)) place();
     out.bytes(tensor.substr(static_cast<size_t>(f.start), static_cast<size_t>(f.end - f.start)));
   }
