@@ -157,7 +157,8 @@ void run(const Options& options, std::span<const uint8_t> model, ExternalData* d
 // The wire-level reader: the input split with every raw_data payload left in place, then spliced
 // back, is what protobuf writes for the input parsed whole; the split refuses exactly what
 // protobuf refuses. And a conversion reading tensor data on demand (every payload of 16 bytes or
-// more left in the input) writes the same bytes as one that read them all.
+// more left in the input; external tensors up to kReadAlways read up front, as always, for the
+// shapes) writes the same bytes as one that read them all.
 void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Options& options,
                     const Result<lattice::ConvertResult>& whole) {
   lattice::SpanData input(model);
@@ -176,7 +177,7 @@ void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Op
     }
   }
 
-  auto on_demand = lattice::convert(input, model.size(), options, {}, &data, kDataFile, {16, 16});
+  auto on_demand = lattice::convert(input, model.size(), options, {}, &data, kDataFile, {16, lattice::kReadAlways});
   check(on_demand.ok() == whole.ok(), "reading on demand changed whether the model converts");
   if (!whole.ok()) return;
   std::string_view in(reinterpret_cast<const char*>(model.data()), model.size());
