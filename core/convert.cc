@@ -115,12 +115,6 @@ Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& mod
   return std::optional(std::move(segments).value());
 }
 
-uint64_t size_of(const std::vector<DataSegment>& segments) {
-  uint64_t total = 0;
-  for (const auto& s : segments) total += s.size();
-  return total;
-}
-
 // Where each stage starts on the 0..1 scale: on large models parsing and serialising take most
 // of the time, the passes less (a rough split; the bar only has to move honestly).
 constexpr double kPassesStart = 0.35, kPassesEnd = 0.75, kSaveStart = 0.8;

@@ -246,11 +246,15 @@ Status read_back(onnx::ModelProto& model, ExternalData& data, const std::functio
   return status;
 }
 
-Result<std::string> assemble(const std::vector<DataSegment>& segments, ExternalData& data) {
-  std::string out;
+uint64_t size_of(const std::vector<DataSegment>& segments) {
   uint64_t total = 0;
   for (const auto& s : segments) total += s.size();
-  out.reserve(static_cast<size_t>(total));
+  return total;
+}
+
+Result<std::string> assemble(const std::vector<DataSegment>& segments, ExternalData& data) {
+  std::string out;
+  out.reserve(static_cast<size_t>(size_of(segments)));
   for (const auto& s : segments) {
     if (s.location.empty()) {
       out += s.bytes;

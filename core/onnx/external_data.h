@@ -95,6 +95,9 @@ struct DataSegment {
   uint64_t size() const { return location.empty() ? bytes.size() : length; }
 };
 
+// The bytes the segments make when written one after the other.
+uint64_t size_of(const std::vector<DataSegment>& segments);
+
 inline constexpr uint64_t kDataAlignment = 4096;
 inline constexpr uint64_t kExternalThreshold = 1024;
 

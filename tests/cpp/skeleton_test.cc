@@ -201,12 +201,16 @@ TEST_CASE("the skeleton keeps protobuf's rules for odd tensors") {
       CHECK(split.tensors_left_out == left_out);
     }
   }
-  SECTION("a model naming the location reserved for the model file is refused") {
-    t.clear_raw_data();
-    t.set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* e = t.add_external_data();
+  // The tensor as the skeleton would refer to its data in the model file: a reserved location.
+  auto refer_to_model_file = [](onnx::TensorProto& tensor) {
+    tensor.clear_raw_data();
+    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = tensor.add_external_data();
     e->set_key("location");
     e->set_value(kInputLocation);
+  };
+  SECTION("a model naming the location reserved for the model file is refused") {
+    refer_to_model_file(t);
     std::string bytes = model_with_tensor(t);
     SpanData input(test::bytes(bytes));
     auto split = split_skeleton(input, bytes.size(), 1);
@@ -214,11 +218,7 @@ TEST_CASE("the skeleton keeps protobuf's rules for odd tensors") {
     CHECK_THAT(split.error().message, Catch::Contains("a location onnx-lattice reserves for itself"));
   }
   SECTION("a Constant's value naming the reserved location is refused too, before anything is read") {
-    t.clear_raw_data();
-    t.set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* e = t.add_external_data();
-    e->set_key("location");
-    e->set_value(kInputLocation);
+    refer_to_model_file(t);
     onnx::ModelProto model = test::tiny_model();
     auto* node = model.mutable_graph()->add_node();
     node->set_op_type("Constant");
