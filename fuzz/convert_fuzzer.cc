@@ -168,9 +168,7 @@ void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Op
   // skeleton checks the rest, so the two together accept exactly what protobuf accepts.
   bool reserved = !skeleton && skeleton.error().message.find("reserves for itself") != std::string::npos;
   auto again = skeleton ? lattice::parse_model(as_bytes(skeleton->bytes)) : Result<onnx::ModelProto>(skeleton.error());
-  // Open finding (issue 9 note): inputs where the two disagree exist and are not yet diagnosed;
-  // until then they skip the checks below rather than stop every fuzz run.
-  if (parsed.ok() != (again.ok() || reserved)) return;
+  check(parsed.ok() == (again.ok() || reserved), "the skeleton reader and protobuf disagree on whether the input parses");
   if (again && parsed) {
     auto segments = lattice::splice_skeleton(again->SerializeAsString());
     if (segments) {

@@ -120,11 +120,12 @@ class Splitter {
   template <typename Descend>
   bool copy_fields(CodedOutputStream& out, Descend descend) {
     while (true) {
-      uint32_t tag = in_.ReadTag();
+      uint32_t tag = 0;
+      if (!read_tag(tag)) return false;
       if (tag == 0) return in_.ConsumedEntireMessage();
       bool handled = false;
       if (!descend(tag, out, handled)) return false;
-      if (!handled && !WireFormatLite::SkipField(&in_, tag, &out)) return false;
+      if (!handled && !skip_field(tag, out)) return false;
     }
   }
 
@@ -181,7 +182,8 @@ class Splitter {
     uint32_t payload_length = 0;
     bool located = false;
     while (true) {
-      uint32_t tag = in_.ReadTag();
+      uint32_t tag = 0;
+      if (!read_tag(tag)) return false;
       if (tag == 0) break;
       int field = WireFormatLite::GetTagFieldNumber(tag);
       if (field == kTensorExternalData || field == kTensorDataLocation) located = true;
@@ -209,7 +211,7 @@ class Splitter {
         write_field(out, field, bytes);
         continue;
       }
-      if (!WireFormatLite::SkipField(&in_, tag, &out)) return false;
+      if (!skip_field(tag, out)) return false;
     }
     if (!in_.ConsumedEntireMessage()) return false;
     if (payload >= 0 && located) {
@@ -234,8 +236,59 @@ class Splitter {
     return true;
   }
 
+  // The split writes what it reads in protobuf's own encoding, so it must refuse whatever
+  // protobuf's parser (parse_context.cc) refuses, which is stricter than CodedInputStream: a tag
+  // or a length of more than 5 bytes, a length within 16 bytes of 2 GiB, field number 0.
+  // Otherwise a malformed input would come out of the split well formed (found by the fuzzer).
+  static constexpr int kMaxTagOrLengthBytes = 5;
+  static constexpr uint32_t kMaxLength = std::numeric_limits<int>::max() - 16;
+
+  // False if malformed; `tag` 0 where the message ends.
+  bool read_tag(uint32_t& tag) {
+    int start = in_.CurrentPosition();
+    tag = in_.ReadTag();
+    if (tag == 0) return true;
+    return in_.CurrentPosition() - start <= kMaxTagOrLengthBytes && WireFormatLite::GetTagFieldNumber(tag) != 0;
+  }
+
   bool read_length(uint32_t& length) {
-    return in_.ReadVarint32(&length) && length <= static_cast<uint32_t>(std::numeric_limits<int>::max());
+    int start = in_.CurrentPosition();
+    return in_.ReadVarint32(&length) && in_.CurrentPosition() - start <= kMaxTagOrLengthBytes && length <= kMaxLength;
+  }
+
+  // A field the split does not descend into, copied to `out`; WireFormatLite::SkipField would
+  // read its lengths and a group's tags with CodedInputStream's looser rules.
+  bool skip_field(uint32_t tag, CodedOutputStream& out) {
+    switch (WireFormatLite::GetTagWireType(tag)) {
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
+        uint32_t length = 0;
+        std::string bytes;
+        if (!read_length(length) || !in_.ReadString(&bytes, static_cast<int>(length))) return false;
+        write_field(out, WireFormatLite::GetTagFieldNumber(tag), bytes);
+        return true;
+      }
+      case WireFormatLite::WIRETYPE_START_GROUP: {
+        if (!in_.IncrementRecursionDepth()) return false;
+        out.WriteTag(tag);
+        bool ok = true;
+        uint32_t inner = 0;
+        while (ok) {
+          if (!read_tag(inner) || inner == 0) {
+            ok = false;
+          } else if (WireFormatLite::GetTagWireType(inner) == WireFormatLite::WIRETYPE_END_GROUP) {
+            ok = WireFormatLite::GetTagFieldNumber(inner) == WireFormatLite::GetTagFieldNumber(tag);
+            if (ok) out.WriteTag(inner);
+            break;
+          } else {
+            ok = skip_field(inner, out);
+          }
+        }
+        in_.DecrementRecursionDepth();
+        return ok;
+      }
+      default:  // varints and fixed-size values: nothing inside them is a length or a tag
+        return WireFormatLite::SkipField(&in_, tag, &out);
+    }
   }
 
   CodedInputStream& in_;

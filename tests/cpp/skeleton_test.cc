@@ -233,6 +233,43 @@ TEST_CASE("the skeleton keeps protobuf's rules for odd tensors") {
     REQUIRE_FALSE(result);
     CHECK_THAT(result.error().message, Catch::Contains("a location onnx-lattice reserves for itself"));
   }
+  SECTION("encodings protobuf's parser refuses are refused by the split, at every level it reads") {
+    // Field 100 (unknown everywhere) with its tag or length in more bytes than protobuf's parser
+    // takes (5; CodedInputStream takes 10), field number 0, and a group holding a too-long tag.
+    // The split writes what it reads canonically, so accepting these would repair the input.
+    const std::string refused[] = {
+        std::string("\xa0\x86\x80\x80\x80\x00\x01", 7),
+        std::string("\xa2\x06\x81\x80\x80\x80\x80\x00x", 9),
+        std::string("\x05\x01\x02\x03\x04", 5),
+        std::string("\xa3\x06\xa0\x86\x80\x80\x80\x00\x01\xa4\x06", 11),
+        std::string("\xa3\x06\xac\x06", 4),  // a group ended by another field's end tag
+    };
+    // The same fields in 5 bytes, or a group holding a field: both read them.
+    const std::string accepted[] = {
+        std::string("\xa0\x86\x80\x80\x00\x01", 6),
+        std::string("\xa2\x06\x81\x80\x80\x80\x00x", 8),
+        std::string("\xa3\x06\xa0\x86\x80\x80\x00\x01\xa4\x06", 10),
+    };
+    std::string tiny = test::tiny_model().SerializeAsString();
+    auto at_every_level = [&](const std::string& fields) {
+      return std::vector<std::string>{tiny + fields, tiny + field(7, fields),
+                                      tiny + field(7, field(5, t.SerializeAsString() + fields))};
+    };
+    for (const auto& fields : refused) {
+      for (const auto& crafted : at_every_level(fields)) {
+        CAPTURE(crafted);
+        REQUIRE_FALSE(parse_model(test::bytes(crafted)));
+        SpanData input(test::bytes(crafted));
+        CHECK_FALSE(split_skeleton(input, crafted.size(), 1));
+      }
+    }
+    for (const auto& fields : accepted) {
+      for (const auto& crafted : at_every_level(fields)) {
+        CAPTURE(crafted);
+        CHECK(skeleton_round_trip(crafted, 1) == protobuf_bytes(crafted));
+      }
+    }
+  }
   SECTION("a model cut inside a tensor's data is refused as parse_model refuses it") {
     std::string bytes = model_with_tensor(t);
     std::string cut = bytes.substr(0, bytes.size() - 10);
