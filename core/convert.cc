@@ -143,10 +143,11 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
   bool external_input = uses_data_files(*model);
   if (auto s = load_needed_values(*model, source, limits.read_always); !s) return s.error();
   report.input = ModelStats::of(*model, size);
+  auto labels = GraphView::original_labels(model->graph());
+  if (options.describe && !options.dry_run) result.input_description = describe_graph(*model, labels, size);
   // Pinned input shapes are what the analysis sees, the operator rules included.
   auto pinned = pin_input_shapes(*model, options);
   if (!pinned) return pinned.error();
-  auto labels = GraphView::original_labels(model->graph());
   report.timings_ms.load = clock.lap_ms();
 
   ProgressFn passes;

@@ -25,8 +25,9 @@ struct ConvertResult {
   // The output's data file (named `data_file` in `convert`), when the output keeps its data
   // outside the model: new bytes, ranges of the input and of its data files.
   std::optional<std::vector<DataSegment>> data;
-  // The converted model for a viewer (core/describe.h), when options.describe asks for it.
-  std::optional<Json> description;
+  // The input and the converted model for a viewer (core/describe.h), when options.describe
+  // asks for them: a host holding only parts of the input in memory cannot describe it itself.
+  std::optional<Json> input_description, description;
 
   // The model file's bytes for a caller holding the input in memory: the converted model put
   // together, or the input itself; nullopt for a dry run.

@@ -3,6 +3,8 @@
 // with that message. The module is built without C++ exceptions: running out of heap aborts it,
 // and the wrappers turn that abort into an Error too (never a bare number).
 #include <emscripten/bind.h>
+#include <emscripten/em_js.h>
+#include <emscripten/heap.h>
 #include <emscripten/val.h>
 
 #include <optional>
@@ -14,6 +16,17 @@
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/util/utf8.h"
+
+// A Blob's range read synchronously (FileReaderSync, which a worker has), as {bytes} or {error}:
+// a JS exception must not unwind through wasm frames built without C++ exceptions.
+EM_JS(emscripten::EM_VAL, read_blob_range, (emscripten::EM_VAL blob, double offset, double length), {
+  try {
+    const slice = Emval.toValue(blob).slice(offset, offset + length);
+    return Emval.toHandle({bytes : new Uint8Array(new FileReaderSync().readAsArrayBuffer(slice))});
+  } catch (e) {
+    return Emval.toHandle({error : String(e && e.message || e)});
+  }
+});
 
 namespace {
 
@@ -127,32 +140,42 @@ val failure(const lattice::Error& e) {
   return out;
 }
 
-// The model's files in JS memory, never copied into the heap whole: the model (kInputLocation)
-// and its data files, which `resolve(location)` (wasm/index.mjs normalises the caller's function
-// or map into it) returns as bytes or null; never throws. Only the ranges the core asks for are
-// copied in.
+// The model's files as the JS side holds them, never copied into the heap whole: the model
+// (kInputLocation) and its data files, which `resolve(location)` (never throws) returns or gives
+// null for. A file is bytes in JS memory (a Uint8Array) or a Blob -- the page's File, read in
+// ranges where it lies. Only the ranges the core asks for are copied in.
 class JsFiles final : public lattice::ExternalData {
  public:
   JsFiles(val model, val resolve) : model_(std::move(model)), resolve_(std::move(resolve)) {}
 
+  static bool is_bytes(const val& file) { return file.instanceof(val::global("Uint8Array")); }
+  static uint64_t size_of(const val& file) {
+    return static_cast<uint64_t>((is_bytes(file) ? file["length"] : file["size"]).as<double>());
+  }
+
   lattice::Result<uint64_t> size(const std::string& location) override {
     auto file = lookup(location);
     if (!file) return file.error();
-    return static_cast<uint64_t>((*file)["length"].as<double>());
+    return size_of(*file);
   }
   lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
     auto file = range(location, offset, length);
     if (!file) return file.error();
-    return copy_in(*file);
+    if (is_bytes(*file)) return copy_in(*file);
+    val read = val::take_ownership(read_blob_range(file->as_handle(), 0, static_cast<double>(length)));
+    if (read.hasOwnProperty("error")) return lattice::error("cannot read the file: {}", read["error"].as<std::string>());
+    return copy_in(read["bytes"]);
   }
   bool has_files() const override { return !resolve_.isUndefined(); }
 
-  // A view of the range, in JS memory.
+  // The range as a part of an output file: a view of the bytes, or a slice of the Blob (which
+  // reads nothing until the output is saved).
   lattice::Result<val> range(const std::string& location, uint64_t offset, uint64_t length) {
     auto file = lookup(location);
     if (!file) return file.error();
-    if (offset + length > static_cast<uint64_t>((*file)["length"].as<double>())) return lattice::error("range beyond the end");
-    return file->call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + length));
+    if (offset + length > size_of(*file)) return lattice::error("range beyond the end");
+    return file->call<val>(is_bytes(*file) ? "subarray" : "slice", static_cast<double>(offset),
+                           static_cast<double>(offset + length));
   }
 
  private:
@@ -168,8 +191,8 @@ class JsFiles final : public lattice::ExternalData {
   val resolve_;
 };
 
-// A file's segments as an array of Uint8Arrays for JS to join: new bytes copied out of the heap,
-// ranges of the input files as views of them.
+// A file's segments as an array of parts for JS to join (Node) or make a Blob of (the page): new
+// bytes copied out of the heap, ranges of the input files as views or slices of them.
 lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files) {
   val out = val::array();
   for (const auto& s : segments) {
@@ -184,10 +207,11 @@ lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, Js
   return out;
 }
 
-// `on_progress`, when a function, is called with {stage, fraction} as each stage starts. The
-// result's `model` and `data` are arrays of parts (wasm/index.mjs joins them); `model` is
-// undefined when the output is the input itself and null for a dry run.
-val convert(const val& u8, const val& opts, const val& on_progress) {
+// `model`: a Uint8Array, or a Blob in a worker. `on_progress`, when a function, is called with
+// {stage, fraction} as each stage starts. The result's `model` and `data` are arrays of parts
+// (wasm/index.mjs joins them); `model` is undefined when the output is the input itself and null
+// for a dry run.
+val convert(const val& model, const val& opts, const val& on_progress) {
   auto options = options_from(opts);
   if (!options) return failure(options.error());
   lattice::ProgressFn progress;
@@ -200,11 +224,11 @@ val convert(const val& u8, const val& opts, const val& on_progress) {
     };
   }
   bool has_resolver = !opts.isUndefined() && !opts.isNull() && !opts["resolver"].isUndefined();
-  JsFiles files(u8, has_resolver ? opts["resolver"] : val::undefined());
+  JsFiles files(model, has_resolver ? opts["resolver"] : val::undefined());
   std::string data_file = !opts.isUndefined() && !opts.isNull() && opts["dataFile"].isString()
                               ? opts["dataFile"].as<std::string>()
                               : "model.onnx.data";
-  auto result = lattice::convert(files, static_cast<uint64_t>(u8["length"].as<double>()), *options, progress, &files, data_file);
+  auto result = lattice::convert(files, JsFiles::size_of(model), *options, progress, &files, data_file);
   if (!result) return failure(result.error());
   val out = val::object();
   out.set("model", options->dry_run ? val::null() : val::undefined());
@@ -220,7 +244,10 @@ val convert(const val& u8, const val& opts, const val& on_progress) {
     out.set("data", *data);
   }
   out.set("report", result->report.to_json().dump());
+  if (result->input_description) out.set("inputDescription", result->input_description->dump(false));
   if (result->description) out.set("description", result->description->dump(false));
+  // The heap only grows: its size now is the conversion's peak (the page's tests measure it).
+  out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
   return out;
 }
 

@@ -19,8 +19,8 @@ export interface ConvertOptions {
   dataLayout?: 'keep' | 'external' | 'inline';
   /** Accept skipMatches ids that match nothing (as the page does across target switches). Default false. */
   ignoreUnknownSkips?: boolean;
-  /** Also return `description`: the converted model as describe() gives it, with the report's
-   *  labels, from the model in memory (the page's graph view). Default false. */
+  /** Also return `description` and `inputDescription`: the converted model and the input as
+   *  describe() gives them, with the report's labels (the page's graph view). Default false. */
   describe?: boolean;
   /** Pinned input shapes, e.g. {input: [1, 3, 640, 640]}: used for the analysis and written into
    *  the output's graph inputs. A pin contradicting a fixed dimension of the model is an error. */
@@ -143,7 +143,7 @@ export interface Converter {
   /** Converts a model. Throws a ConverterError naming what is wrong.
    *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
   convert(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions):
-    { model: Uint8Array | null; data: Uint8Array | null; report: Report; description?: ModelDescription };
+    { model: Uint8Array | null; data: Uint8Array | null; report: Report; description?: ModelDescription; inputDescription?: ModelDescription };
   /** Converts the file `inPath` into `outPath` (plus `outPath + '.data'` when the output keeps its
    *  data in a file), exactly as the CLIs: external data is read from the model's folder (a
    *  location outside it is refused, ERR_ONNX_LATTICE_MODEL), and the outputs are written

@@ -123,6 +123,7 @@ export async function createConverter() {
     const model = result.model === undefined ? input.slice() : result.model && joinParts(result.model);
     const converted = { model, data: result.data && joinParts(result.data), report: JSON.parse(result.report) };
     if (result.description !== undefined) converted.description = JSON.parse(result.description);
+    if (result.inputDescription !== undefined) converted.inputDescription = JSON.parse(result.inputDescription);
     return converted;
   };
   // The file path: external data read from the model's folder, ranges copied file to file, the

@@ -9,11 +9,11 @@ const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX
 const $ = (id) => document.getElementById(id);
 const ui = {
   drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'),
-  target: $('target'), fold: $('fold-bn'), convert: $('convert'), status: $('status'), error: $('error'),
+  target: $('target'), fold: $('fold-bn'), layout: $('layout'), convert: $('convert'), status: $('status'), error: $('error'),
   progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
   results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
-  download: $('download'), downloadReport: $('download-report'), version: $('version'),
+  download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), version: $('version'),
   graphSwitch: document.querySelector('[data-testid="graph-switch"]'), props: $('node-props'), graphHeading: $('graph-heading'),
 };
 
@@ -68,13 +68,13 @@ function showProgress(stage, fraction) {
 // the progress box, and on to the result heading (or the error) when the work ends.
 function busy(on) {
   working = on;
-  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fold];
+  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fold, ui.layout];
   if (on && ticker === null) {
     busySince ??= performance.now();
     ui.progressBox.hidden = false;
     ui.progress.setAttribute('value', '0');
     const active = document.activeElement;
-    focusAfter = active === ui.target || active === ui.fold ? active : null;
+    focusAfter = [ui.target, ui.fold, ui.layout].includes(active) ? active : null;
     if (controls.includes(active) || active === document.body) ui.progressBox.focus();
     ticker = setInterval(() => { ui.elapsed.textContent = seconds(performance.now() - busySince); }, 200);
   } else if (!on) {
@@ -98,45 +98,37 @@ function showError(message) {
 }
 
 function options() {
-  return { target: ui.target.value, foldBatchNorm: ui.fold.checked, skipMatches: [...skipped] };
+  return { target: ui.target.value, foldBatchNorm: ui.fold.checked, dataLayout: ui.layout.value, skipMatches: [...skipped] };
 }
 
-function send(message, transfer = []) {
+function send(message) {
   if (!worker) startWorker();
   setStatus(`Converting ${modelName}…`);
   ui.error.hidden = true;
   busy(true);
-  worker.postMessage(message, transfer);
+  worker.postMessage(message);
 }
 
-// `dataFiles`: the data files of an external-data model, dropped or picked with it.
-async function loadBytes(name, readBuffer, size, dataFiles = []) {
+// `model`: a File, or the sample's bytes; `dataFiles`: the data files of an external-data model,
+// dropped or picked with it. The worker reads them where they lie: nothing is read here.
+function load(name, model, dataFiles = []) {
   picked = true;
-  const pickedAt = performance.now();
-  if (size > MAX_MODEL_BYTES) {
-    showError(`the file is ${(size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
+  if ((model.size ?? model.length) > MAX_MODEL_BYTES) {
+    showError(`the file is ${(model.size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
     return;
   }
   modelName = name.replace(/\.onnx$/i, '') || 'model';
   skipped = new Set();
-  setStatus(`Converting ${name}…`);
-  busySince = pickedAt;  // the status's time runs from the pick
-  busy(true);
+  busySince = performance.now();  // the status's time runs from the pick
   showProgress(`reading ${name}`, 0);
-  try {
-    const bytes = await readBuffer();
-    const files = Object.fromEntries(await Promise.all(dataFiles.map(async (f) => [f.name, await f.arrayBuffer()])));
-    send({ type: 'load', bytes, files, options: options() }, [bytes, ...Object.values(files)]);  // transferred, not copied
-  } catch (e) {
-    showError(`the file could not be read (${e.message})`);
-  }
+  send({ type: 'load', model, name: modelName, files: Object.fromEntries(dataFiles.map((f) => [f.name, f])), options: options() });
 }
 
 // The model (the .onnx among the files) and the rest as its data files.
 function loadFiles(list) {
   const all = [...list];
   const model = all.find((f) => /\.onnx$/i.test(f.name)) ?? all[0];
-  if (model) loadBytes(model.name, () => model.arrayBuffer(), model.size, all.filter((f) => f !== model));
+  if (model) load(model.name, model, all.filter((f) => f !== model));
 }
 
 function text(tag, content, className) {
@@ -235,25 +227,6 @@ function offer(link, blob, fileName) {
   link.download = fileName;
 }
 
-// A short stable name for a set of ids: FNV-1a (32 bits) of the sorted ids, 4 hex digits.
-function shortHash(ids) {
-  let h = 0x811c9dc5;
-  for (const c of new TextEncoder().encode([...ids].sort().join('\n'))) h = Math.imul(h ^ c, 0x01000193) >>> 0;
-  return (h >>> 16).toString(16).padStart(4, '0');
-}
-
-// "<name>.<target>.onnx"; non-default choices are added so variants do not overwrite each other:
-// `.no-fold`, and `.skip-<hash>` of the skips this conversion applied (a skip whose match no
-// longer exists changes nothing, so it does not change the name).
-function variantName(report) {
-  const o = report.options;
-  let name = `${modelName}.${o.target}`;
-  if (!o.fold_batch_norm) name += '.no-fold';
-  const applied = o.skip_matches.filter((id) => report.matches.some((m) => m.id === id));
-  if (applied.length) name += `.skip-${shortHash(applied)}`;
-  return name;
-}
-
 // Node states in each view, the first that holds: the target cannot run it (the audit names it —
 // whatever a match did, so every node the hardware cannot run shows), rewritten, refused (or
 // skipped) match, plain. The node's matches are still listed in its properties.
@@ -317,7 +290,7 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
   if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
 }
 
-function showResult({ report, model, input, output, ms }) {
+function showResult({ report, name, model, data, input, output, ms, heapBytes }) {
   const started = busySince;
   busy(false);
   for (const url of objectUrls) URL.revokeObjectURL(url);
@@ -333,8 +306,11 @@ function showResult({ report, model, input, output, ms }) {
   renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
   renderCounts(report);
   renderProps(ui.props, null);
-  const name = variantName(report);
+  document.body.dataset.wasmHeap = heapBytes;  // for the tests and a curious developer
   offer(ui.download, model, `${name}.onnx`);
+  // Two files: the model names its data file, which must sit beside it under this name.
+  ui.downloadData.hidden = !data;
+  if (data) offer(ui.downloadData, data, `${name}.onnx.data`);
   offer(ui.downloadReport, new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }), `${name}.report.json`);
   const applied = report.matches.filter((m) => m.applied).length;
   setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
@@ -364,9 +340,15 @@ ui.drop.addEventListener('drop', (e) => {
   ui.drop.classList.remove('over');
   loadFiles(e.dataTransfer.files);
 });
-ui.sample.addEventListener('click', () => loadBytes('sample.onnx', async () => (await sampleBytes).slice(0), 0));
+ui.sample.addEventListener('click', async () => {
+  try {
+    load('sample.onnx', new Uint8Array(await sampleBytes));
+  } catch (e) {
+    showError(`the sample could not be read (${e.message})`);
+  }
+});
 ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
-for (const control of [ui.target, ui.fold]) {
+for (const control of [ui.target, ui.fold, ui.layout]) {
   control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
 }
 ui.graphSwitch.addEventListener('change', () => { if (current) drawGraph(); });

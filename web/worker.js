@@ -1,20 +1,21 @@
-// The page's conversion worker: owns the WebAssembly module and the model bytes, so the page never
-// freezes. Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', bytes
-// (transferred), files, options} and {type: 'convert', options}. Out: ready; progress {stage, fraction}
-// as the core reports each stage; result {report, model (transferred), input, output (the graph
-// descriptions), ms}; error {message}. `files` are an external-data model's data files by name
-// (ArrayBuffers, transferred), matched to its tensors' `location`s.
+// The page's conversion worker: owns the WebAssembly module, so the page never freezes. The model
+// and its data files stay Files (Blobs) on disk: the core reads the ranges it needs through
+// FileReaderSync (synchronous reads are allowed in a worker), and the downloads are Blobs whose
+// unchanged ranges are slices of those Files -- neither the input nor the output is ever whole
+// in memory.
+// Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', model (a File, or
+// bytes), name, files, options} and {type: 'convert', options}. `files` are an external-data
+// model's data files by name, matched to its tensors' `location`s. Out: ready; progress {stage,
+// fraction} as the core reports each stage; result {report, name, model, data (Blobs; data null
+// for one file), input, output (the graph descriptions), ms, heapBytes}; error {message}.
 /* global OnnxLattice, importScripts */
 importScripts('onnx_lattice.js');
 
 let module = null;
-let input = null;             // the model as dropped, kept for converting again with other options
-let inputDescription = null;  // described once per model: it does not depend on the options
-let files = new Map();         // the model's data files, by name
+let input = null;         // the model as picked, kept for converting again with other options
+let modelName = 'model';  // the picked file's name without .onnx
+let files = new Map();    // the model's data files, by name
 const post = (message, transfer = []) => self.postMessage(message, transfer);
-
-// The bar's scale: the core's stages fill most of it, describing the graphs for the view the rest.
-const CORE_SHARE = 0.85;
 
 async function ready() {
   if (!module) {
@@ -31,35 +32,60 @@ function guarded(fn) {
     return fn();
   } catch (e) {
     module = null;
-    inputDescription = null;
     throw new Error('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)');
   }
 }
 
-function describe(bytes) {
-  const text = guarded(() => module.describe(bytes));
-  if (typeof text !== 'string') throw new Error(text.error);
-  return JSON.parse(text);
+// A short stable name for a set of ids: FNV-1a (32 bits) of the sorted ids, 4 hex digits.
+function shortHash(ids) {
+  let h = 0x811c9dc5;
+  for (const c of new TextEncoder().encode([...ids].sort().join('\n'))) h = Math.imul(h ^ c, 0x01000193) >>> 0;
+  return (h >>> 16).toString(16).padStart(4, '0');
+}
+
+// The downloads' name: the model, the target, and what was left out -- the skipped ids that
+// matched, so a skip kept from another target does not rename this one.
+function variantName(options, skipped) {
+  let name = `${modelName}.${options.target}`;
+  if (!options.foldBatchNorm) name += '.no-fold';
+  if (skipped.length) name += `.skip-${shortHash(skipped)}`;
+  return name;
+}
+
+function run(options, name, onProgress) {
+  // The page keeps skips across target switches and shows those that no longer match.
+  const resolver = files.size ? (location) => files.get(location) ?? null : undefined;
+  const result = guarded(() => module.convert(input, {
+    ...options, resolver, dataFile: `${name}.onnx.data`, ignoreUnknownSkips: true, describe: true,
+  }, onProgress));
+  if (result.error !== undefined) throw new Error(result.error);
+  return result;
 }
 
 function convert(options) {
   const started = performance.now();
-  const onProgress = ({ stage, fraction }) => post({ type: 'progress', stage, fraction: fraction * CORE_SHARE });
-  // The page keeps skips across target switches and shows those that no longer match.
-  // With data files the download is one file, the data inline: one model to save.
-  const data = files.size ? { resolver: (location) => files.get(location) ?? null, dataLayout: 'inline' } : {};
-  // The converted graph is described by the conversion itself, from the model in memory.
-  const result = guarded(() => module.convert(input, { ...options, ...data, ignoreUnknownSkips: true, describe: true },
-    onProgress));
-  if (result.error !== undefined) throw new Error(result.error);
-  const report = JSON.parse(result.report);
-  const output = JSON.parse(result.description);
-  post({ type: 'progress', stage: 'describing the graph', fraction: CORE_SHARE });
-  inputDescription ??= describe(input);
-  // The download is a Blob of the output's parts (new bytes, and views of the input for the tensor
-  // data the conversion left where it was); an unchanged model is the input itself.
-  const model = new Blob(result.model ?? [input], { type: 'application/octet-stream' });
-  post({ type: 'result', report, model, input: inputDescription, output, ms: performance.now() - started });
+  const onProgress = ({ stage, fraction }) => post({ type: 'progress', stage, fraction });
+  // A data file's name is written into the model, so it must be the name it downloads as. That
+  // name counts only the skipped ids that matched, known after converting: when the guess (all
+  // of them) was wrong, the conversion runs once more under the right name.
+  let name = variantName(options, options.skipMatches);
+  let result = run(options, name, onProgress);
+  let report = JSON.parse(result.report);
+  const matched = options.skipMatches.filter((id) => report.matches.some((m) => m.id === id));
+  if (variantName(options, matched) !== name) {
+    name = variantName(options, matched);
+    if (result.data) {
+      result = run(options, name, onProgress);
+      report = JSON.parse(result.report);
+    }
+  }
+  // The parts are new bytes and slices of the picked files; an unchanged model is the input.
+  const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
+  post({
+    type: 'result', report, name, model: blob(result.model ?? [input]), data: result.data ? blob(result.data) : null,
+    input: JSON.parse(result.inputDescription), output: JSON.parse(result.description),
+    ms: performance.now() - started, heapBytes: result.heapBytes,
+  });
 }
 
 self.onmessage = async ({ data }) => {
@@ -67,9 +93,9 @@ self.onmessage = async ({ data }) => {
     await ready();
     if (data.type === 'init') return post({ type: 'ready' });
     if (data.type === 'load') {
-      input = new Uint8Array(data.bytes);
-      inputDescription = null;
-      files = new Map(Object.entries(data.files ?? {}).map(([name, buffer]) => [name, new Uint8Array(buffer)]));
+      input = data.model;
+      modelName = data.name;
+      files = new Map(Object.entries(data.files ?? {}));
     }
     if (!input) throw new Error('no model loaded');
     convert(data.options);

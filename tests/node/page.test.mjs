@@ -2,7 +2,7 @@
 // host would: the sample and dropped/picked files convert to exactly the CLI's bytes and report.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -205,7 +205,17 @@ test('a file over 2 GiB is refused in words before it is read, whenever the conv
   await context.close();
 });
 
-test('an external-data model picked with its data file converts to the CLI\'s single file; a missing one is named', async () => {
+// The CLI's two files for `model`, named as the page names its downloads (the model names its
+// data file).
+function cliTwoFiles(model, name, extra = []) {
+  const folder = mkdtempSync(join(dir, 'cli-'));
+  const out = join(folder, name);
+  const r = CLIS.native(['convert', model, '-o', out, '--quiet', ...extra]);
+  assert.equal(r.status, 0, r.stderr);
+  return { model: readFileSync(out), data: readFileSync(`${out}.data`) };
+}
+
+test('an external-data model picked with its data file gives the CLI\'s two files, or one on request; a missing one is named', async () => {
   const folder = join(dir, 'external');
   mkdirSync(folder);
   const model = join(folder, 'stem.onnx');
@@ -215,9 +225,17 @@ test('an external-data model picked with its data file converts to the CLI\'s si
   const { page, context } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', [`${model}.data`, model]);
   assert.match(await waitDone(page), /^Done/);
-  const { bytes, name } = await downloadBytes(page, 'download');
-  assert.equal(name, 'stem.lattice.onnx');
-  assert.deepEqual(bytes, cli(model, ['--inline']).bytes);
+  const expected = cliTwoFiles(model, 'stem.lattice.onnx');
+  const downloaded = await downloadBytes(page, 'download');
+  const data = await downloadBytes(page, 'download-data');
+  assert.deepEqual([downloaded.name, data.name], ['stem.lattice.onnx', 'stem.lattice.onnx.data']);
+  assert.ok(downloaded.bytes.equals(expected.model), 'the model file is the CLI\'s');
+  assert.ok(data.bytes.equals(expected.data), 'the data file is the CLI\'s');
+
+  await page.selectOption('[data-testid="layout-select"]', 'inline');
+  assert.match(await waitDone(page), /^Done/);
+  assert.ok(await page.isHidden('[data-testid="download-data"]'), 'one file: no data file to download');
+  assert.deepEqual((await downloadBytes(page, 'download')).bytes, cli(model, ['--inline']).bytes);
   await context.close();
 
   const alone = await openPage();
@@ -225,6 +243,17 @@ test('an external-data model picked with its data file converts to the CLI\'s si
   assert.match(await waitDone(alone.page), /^Failed/);
   assert.match(await alone.page.textContent('[data-testid="error"]'), /keeps its data in an external file \('stem\.onnx\.data'\)/);
   await alone.context.close();
+});
+
+test('a single-file model can be split into the model and a data file, as the CLI\'s --external-data', async () => {
+  const { page, context } = await openPage();
+  await page.selectOption('[data-testid="layout-select"]', 'external');
+  await page.setInputFiles('[data-testid="file-input"]', fixture('resnet_stem.onnx'));
+  assert.match(await waitDone(page), /^Done/);
+  const expected = cliTwoFiles(fixture('resnet_stem.onnx'), 'resnet_stem.lattice.onnx', ['--external-data']);
+  assert.ok((await downloadBytes(page, 'download')).bytes.equals(expected.model));
+  assert.ok((await downloadBytes(page, 'download-data')).bytes.equals(expected.data));
+  await context.close();
 });
 
 test('no request left 127.0.0.1', () => {
