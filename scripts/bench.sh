@@ -10,7 +10,9 @@
 #   (target <= 1.15 from 1600 to 25600), and the Node CLI at the largest N (target <= 5).
 # Issue 9, "tensor data stays where it is" (bench/data_stays.mjs), on ResNet-50 as one file and
 # with external data: the CLIs against `cp` of the same files, Node CLI / native, and the peak
-# wasm heap / model size, each beside its target.
+# wasm heap / model size, each beside its target; and the page in headless Chromium (bench/page.mjs),
+# file pick to done on VGG-11-BN (507 MiB, exported into the cache once) and ResNet-50, beside
+# `cp` of the same files.
 #   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]      CHAIN_SIZES="100 400 1600 6400 25600"
 # Every step runs or the bench stops: a failing step is named and the exit status is non-zero.
 set -euo pipefail
@@ -61,3 +63,9 @@ node "$ROOT/bench/chain.mjs" "$ROOT/build/native" "$chains" --maxpool "${sizes[@
 echo
 echo "the largest chain with a MaxPool per block in the Node CLI (target: convert / round trip <= 5)"
 node "$ROOT/bench/chain.mjs" "$ROOT/build/native" "$chains" --maxpool --node-cli "${sizes[-1]}"
+
+echo
+echo "the page, file pick to done"
+vgg=$CACHE/bench/vgg11_bn.onnx
+[[ -f "$vgg" ]] || /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" bench "$CACHE/bench" vgg11_bn
+node "$ROOT/bench/page.mjs" "$ROOT/build/web" "$repeats" "$vgg" "$resnet50"

@@ -1,6 +1,6 @@
 // Shared by the node:test suites: where things are, and how to run both CLIs.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,13 @@ export const ZOO = process.env.ONNX_LATTICE_ZOO ??
 
 export const fixtures = () => readdirSync(FIXTURES).filter((f) => f.endsWith('.onnx')).sort();
 export const fixture = (name) => join(FIXTURES, name);
-export const scratch = () => mkdtempSync(join(tmpdir(), 'onnx-lattice-test-'));
+// A folder for one test file's outputs, removed when its process ends (the page's tests write
+// gigabytes there).
+export function scratch() {
+  const path = mkdtempSync(join(tmpdir(), 'onnx-lattice-test-'));
+  process.on('exit', () => rmSync(path, { recursive: true, force: true }));
+  return path;
+}
 
 // Both CLIs, same arguments: { status, stdout, stderr }.
 export const CLIS = {

@@ -2,7 +2,8 @@
 // host would: the sample and dropped/picked files convert to exactly the CLI's bytes and report.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, createReadStream, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -54,11 +55,26 @@ async function waitDone(page) {
   return page.textContent('[data-testid="status"]');
 }
 
-async function downloadBytes(page, testid) {
+// Where the browser saved a download (deleted when its context closes), and its name.
+async function downloadFile(page, testid) {
   const [download] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="${testid}"]`)]);
-  const path = join(dir, `${Date.now()}-${download.suggestedFilename()}`);
-  await download.saveAs(path);
-  return { bytes: readFileSync(path), name: download.suggestedFilename() };
+  return { path: await download.path(), name: download.suggestedFilename() };
+}
+
+async function downloadBytes(page, testid) {
+  const { path, name } = await downloadFile(page, testid);
+  return { bytes: readFileSync(path), name };
+}
+
+// Files too big to hold, compared by size and SHA-256 (read in 16 MiB pieces).
+async function sameFile(actual, expected) {
+  assert.equal(statSync(actual).size, statSync(expected).size);
+  const digest = async (path) => {
+    const hash = createHash('sha256');
+    for await (const piece of createReadStream(path, { highWaterMark: 1 << 24 })) hash.update(piece);
+    return hash.digest('hex');
+  };
+  assert.equal(await digest(actual), await digest(expected), `${actual} differs from ${expected}`);
 }
 
 // The CLI's output and JSON report for the same file and options.
@@ -205,13 +221,17 @@ test('a file over 2 GiB is refused in words before it is read, whenever the conv
   await context.close();
 });
 
-// The CLI's two files for `model`, named as the page names its downloads (the model names its
-// data file).
-function cliTwoFiles(model, name, extra = []) {
-  const folder = mkdtempSync(join(dir, 'cli-'));
-  const out = join(folder, name);
+// The CLI's output for `model` in a folder of its own, named as the page names its download (a
+// model names its data file): the model's path; its data file, if any, is that + '.data'.
+function cliOutput(model, name, extra = [], parent = dir) {
+  const out = join(mkdtempSync(join(parent, 'cli-')), name);
   const r = CLIS.native(['convert', model, '-o', out, '--quiet', ...extra]);
   assert.equal(r.status, 0, r.stderr);
+  return out;
+}
+
+function cliTwoFiles(model, name, extra = []) {
+  const out = cliOutput(model, name, extra);
   return { model: readFileSync(out), data: readFileSync(`${out}.data`) };
 }
 
@@ -254,6 +274,64 @@ test('a single-file model can be split into the model and a data file, as the CL
   assert.ok((await downloadBytes(page, 'download')).bytes.equals(expected.model));
   assert.ok((await downloadBytes(page, 'download-data')).bytes.equals(expected.data));
   await context.close();
+});
+
+// --- Models the wasm heap could never hold whole (issue 9) -------------------------------------
+// Weights of zeros left as holes in sparse files (make_huge.py): gigabytes on the page's side,
+// nothing on the disk until the downloads and the CLI write theirs; all deleted afterwards.
+const HEAP_LIMIT = 256 * 2 ** 20;
+
+function makeHuge(folder, args) {
+  const r = spawnSync('/usr/bin/python3', [join(FIXTURES, 'make_huge.py'), ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+test('a 1.9 GiB single-file model converts in the page in a heap under 256 MiB, to the CLI\'s bytes', async () => {
+  const folder = mkdtempSync(join(dir, 'huge-'));
+  const model = join(folder, 'huge.onnx');
+  try {
+    makeHuge(folder, ['single', model, String(Math.floor(1.9 * 2 ** 30))]);
+    const { page, context } = await openPage();
+    const started = Date.now();
+    await page.setInputFiles('[data-testid="file-input"]', model);
+    assert.match(await waitDone(page), /^Done/);
+    const ms = Date.now() - started;
+    const heap = Number(await page.evaluate(() => document.body.dataset.wasmHeap));
+    assert.ok(heap > 0 && heap <= HEAP_LIMIT, `wasm heap ${heap} bytes`);
+    const download = await downloadFile(page, 'download');
+    await sameFile(download.path, cliOutput(model, 'huge.lattice.onnx', [], folder));
+    console.log(`# ${(statSync(model).size / 2 ** 30).toFixed(2)} GiB single file: page ${ms} ms from pick to report, ` +
+      `wasm heap ${(heap / 2 ** 20).toFixed(0)} MiB`);
+    await context.close();
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('a 4.2 GiB external-data model converts in the page to the CLI\'s two files', async () => {
+  const folder = mkdtempSync(join(dir, 'huge-'));
+  const model = join(folder, 'huge.onnx');
+  try {
+    makeHuge(folder, ['external', model, '3', String(Math.floor(1.4 * 2 ** 30))]);
+    const { page, context } = await openPage();
+    const started = Date.now();
+    await page.setInputFiles('[data-testid="file-input"]', [model, `${model}.data`]);
+    assert.match(await waitDone(page), /^Done/);
+    const ms = Date.now() - started;
+    const heap = Number(await page.evaluate(() => document.body.dataset.wasmHeap));
+    assert.ok(heap > 0 && heap <= HEAP_LIMIT, `wasm heap ${heap} bytes`);
+    const expected = cliOutput(model, 'huge.lattice.onnx', [], folder);
+    const downloaded = await downloadFile(page, 'download');
+    await sameFile(downloaded.path, expected);
+    const data = await downloadFile(page, 'download-data');
+    assert.equal(data.name, 'huge.lattice.onnx.data');
+    await sameFile(data.path, `${expected}.data`);
+    console.log(`# ${(statSync(`${model}.data`).size / 2 ** 30).toFixed(2)} GiB of external data: page ${ms} ms from pick ` +
+      `to report, wasm heap ${(heap / 2 ** 20).toFixed(0)} MiB`);
+    await context.close();
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 });
 
 test('no request left 127.0.0.1', () => {
