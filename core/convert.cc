@@ -83,7 +83,7 @@ Result<std::vector<DataSegment>> serialized_segments(onnx::ModelProto& model) {
 bool uses_data_files(onnx::ModelProto& model) {
   bool found = false;
   for_each_tensor(model, [&](onnx::TensorProto& t, const TensorPlace&) {
-    found = found || (is_external(t) && stored_ref(t).location != kInputLocation);
+    found = found || (is_external(t) && !is_reserved_location(stored_ref(t).location));
   });
   return found;
 }

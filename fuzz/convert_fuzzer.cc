@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,29 @@ class MemoryData : public ExternalData {
  private:
   std::string bytes_, name_;
   bool any_location_;
+};
+
+// The model file, keeping what a conversion produces as the wasm host does (kKeptLocation).
+class KeepingInput final : public ExternalData {
+ public:
+  explicit KeepingInput(std::span<const uint8_t> model) : model_(model) {}
+  Result<uint64_t> size(const std::string& location) override {
+    return location == lattice::kKeptLocation ? Result<uint64_t>(uint64_t{kept_.size()}) : model_.size(location);
+  }
+  Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
+    if (location != lattice::kKeptLocation) return model_.read(location, offset, length);
+    check(offset <= kept_.size() && length <= kept_.size() - offset, "a read outside the kept data");
+    return kept_.substr(offset, length);
+  }
+  std::optional<uint64_t> keep(std::string_view bytes) override {
+    uint64_t offset = kept_.size();
+    kept_ += bytes;
+    return offset;
+  }
+
+ private:
+  lattice::SpanData model_;
+  std::string kept_;
 };
 
 struct Split {
@@ -158,7 +182,8 @@ void run(const Options& options, std::span<const uint8_t> model, ExternalData* d
 // back, is what protobuf writes for the input parsed whole; the split refuses exactly what
 // protobuf refuses. And a conversion reading tensor data on demand (every payload of 16 bytes or
 // more left in the input; external tensors up to kReadAlways read up front, as always, for the
-// shapes) writes the same bytes as one that read them all.
+// shapes), or handing what it produces to a host that keeps it, writes the same bytes as one that
+// read them all.
 void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Options& options,
                     const Result<lattice::ConvertResult>& whole) {
   lattice::SpanData input(model);
@@ -183,6 +208,23 @@ void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Op
   std::string_view in(reinterpret_cast<const char*>(model.data()), model.size());
   check(on_demand->output(in) == whole->output(in), "reading on demand changed the output");
   check(on_demand->report.matches.size() == whole->report.matches.size(), "reading on demand changed the matches");
+
+  // Handing what it produces to a host that keeps it changes nothing written.
+  KeepingInput keeping(model);
+  auto kept = lattice::convert(keeping, model.size(), options, {}, &data, kDataFile, {16, lattice::kReadAlways});
+  check(kept.ok() && kept->converted.has_value() == whole->converted.has_value() &&
+            kept->data.has_value() == whole->data.has_value(),
+        "a host keeping produced data changed what is written");
+  lattice::ModelSource kept_files(keeping, &data);
+  if (kept->converted) {
+    auto out = lattice::assemble(*kept->converted, kept_files);
+    check(out.ok() && *out == whole->output(in), "a host keeping produced data changed the model file");
+  }
+  if (kept->data) {
+    lattice::ModelSource whole_files(input, &data);
+    auto written = lattice::assemble(*kept->data, kept_files), expected = lattice::assemble(*whole->data, whole_files);
+    check(written.ok() && expected.ok() && *written == *expected, "a host keeping produced data changed the data file");
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
 
+#include <map>
 #include <optional>
 #include <span>
 
@@ -143,7 +144,9 @@ val failure(const lattice::Error& e) {
 // The model's files as the JS side holds them, never copied into the heap whole: the model
 // (kInputLocation) and its data files, which `resolve(location)` (never throws) returns or gives
 // null for. A file is bytes in JS memory (a Uint8Array) or a Blob -- the page's File, read in
-// ranges where it lies. Only the ranges the core asks for are copied in.
+// ranges where it lies. Only the ranges the core asks for are copied in. The data the conversion
+// produces is kept here too, copied out as it is made (kKeptLocation), so the heap holds one
+// folded layer at a time, not all of them until the output is written.
 class JsFiles final : public lattice::ExternalData {
  public:
   JsFiles(val model, val resolve) : model_(std::move(model)), resolve_(std::move(resolve)) {}
@@ -154,6 +157,7 @@ class JsFiles final : public lattice::ExternalData {
   }
 
   lattice::Result<uint64_t> size(const std::string& location) override {
+    if (location == lattice::kKeptLocation) return kept_size_;
     auto file = lookup(location);
     if (!file) return file.error();
     return size_of(*file);
@@ -167,10 +171,17 @@ class JsFiles final : public lattice::ExternalData {
     return copy_in(read["bytes"]);
   }
   bool has_files() const override { return !resolve_.isUndefined(); }
+  std::optional<uint64_t> keep(std::string_view bytes) override {
+    uint64_t offset = kept_size_;
+    kept_.emplace(offset, copy_out(bytes));
+    kept_size_ += bytes.size();
+    return offset;
+  }
 
   // The range as a part of an output file: a view of the bytes, or a slice of the Blob (which
   // reads nothing until the output is saved).
   lattice::Result<val> range(const std::string& location, uint64_t offset, uint64_t length) {
+    if (location == lattice::kKeptLocation) return kept_range(offset, length);
     auto file = lookup(location);
     if (!file) return file.error();
     if (offset + length > size_of(*file)) return lattice::error("range beyond the end");
@@ -187,8 +198,20 @@ class JsFiles final : public lattice::ExternalData {
     return file;
   }
 
+  // Within one kept piece: the core refers to each piece whole.
+  lattice::Result<val> kept_range(uint64_t offset, uint64_t length) {
+    auto piece = kept_.upper_bound(offset);
+    if (piece == kept_.begin()) return lattice::error("no kept data there");
+    --piece;
+    uint64_t start = offset - piece->first;
+    if (start + length > static_cast<uint64_t>(piece->second["length"].as<double>())) return lattice::error("range beyond a kept piece");
+    return piece->second.call<val>("subarray", static_cast<double>(start), static_cast<double>(start + length));
+  }
+
   val model_;
   val resolve_;
+  std::map<uint64_t, val> kept_;  // by offset in kKeptLocation
+  uint64_t kept_size_ = 0;
 };
 
 // A file's segments as an array of parts for JS to join (Node) or make a Blob of (the page): new

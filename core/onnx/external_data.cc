@@ -65,6 +65,16 @@ ExternalRef stored_ref(const TensorProto& t) {
   return {key_value(t, "location"), number("offset"), number("length")};
 }
 
+void refer_to(TensorProto& t, const ExternalRef& ref) {
+  std::string().swap(*t.mutable_raw_data());  // protobuf's clear keeps the allocation
+  t.clear_raw_data();
+  t.clear_external_data();
+  t.set_data_location(TensorProto::EXTERNAL);
+  set_key(t, "location", ref.location);
+  set_key(t, "offset", std::to_string(ref.offset));
+  set_key(t, "length", std::to_string(ref.length));
+}
+
 Result<TensorWithData> TensorWithData::of(const TensorProto& t, std::string_view what, ExternalData* data) {
   TensorWithData out;
   out.tensor_ = &t;
@@ -223,7 +233,7 @@ Status inline_external(onnx::ModelProto& model, ExternalData& data) {
                  mib(total));
   }
   // What the skeleton left in the model file is spliced back when the model is written.
-  return read_back(model, data, [](const ExternalRef& ref) { return ref.location != kInputLocation; });
+  return read_back(model, data, [](const ExternalRef& ref) { return !is_reserved_location(ref.location); });
 }
 
 Status read_back(onnx::ModelProto& model, ExternalData& data, const std::function<bool(const ExternalRef&)>& pick) {

@@ -24,6 +24,14 @@ class ExternalData {
   virtual Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) = 0;
   // Whether data files can be read at all (a model that names one is refused otherwise).
   virtual bool has_files() const { return true; }
+  // Takes a copy of bytes the conversion produced and returns where they now lie in the host's
+  // own file kKeptLocation, from which the core reads them back and the output refers to them.
+  // A host outside the core's memory (the wasm module's JS) takes them, so the heap never holds
+  // every produced tensor at once; nullopt (the default): the core keeps them itself.
+  virtual std::optional<uint64_t> keep(std::string_view bytes) {
+    (void)bytes;
+    return std::nullopt;
+  }
 };
 
 // The location by which the core refers to the input model file itself, where the skeleton
@@ -33,7 +41,11 @@ inline const std::string kInputLocation("\0onnx-lattice:model", 19);
 // The location of data the conversion produced, kept out of protobuf's serialisation of the model
 // (core/onnx/skeleton.h) so that it is never copied; `offset` numbers the piece.
 inline const std::string kProducedLocation("\0onnx-lattice:new", 17);
+// The location of produced data the host keeps (ExternalData::keep); `offset` is where in it.
+inline const std::string kKeptLocation("\0onnx-lattice:kept", 18);
 inline constexpr std::string_view kReservedLocationPrefix{"\0onnx-lattice:", 14};
+// Whether a location is one of the core's own, not a data file of the model.
+inline bool is_reserved_location(std::string_view location) { return location.starts_with(kReservedLocationPrefix); }
 
 struct ExternalRef {
   std::string location;
@@ -73,6 +85,9 @@ Status load_needed_values(onnx::ModelProto& model, ExternalData& data, uint64_t 
 
 // The reference as stored, once load_needed_values has checked it and written its offset and length.
 ExternalRef stored_ref(const onnx::TensorProto& tensor);
+
+// Makes the tensor refer to `ref` (data_location EXTERNAL, its keys), its raw_data dropped.
+void refer_to(onnx::TensorProto& tensor, const ExternalRef& ref);
 
 // A tensor with its data in memory: the tensor itself, or a copy of it holding its external data,
 // read now and dropped with this value, so that a pattern holds one layer's weights at a time.

@@ -313,8 +313,8 @@ class Segments {
     uint8_t* end = CodedOutputStream::WriteVarint64ToArray(v, buffer);
     bytes({reinterpret_cast<const char*>(buffer), static_cast<size_t>(end - buffer)});
   }
-  void range(uint64_t offset, uint64_t length) {
-    list_.push_back({"", kInputLocation, offset, length});
+  void range(const std::string& location, uint64_t offset, uint64_t length) {
+    list_.push_back({"", location, offset, length});
     size_ += length;
   }
   void owned(std::string&& b) {
@@ -376,7 +376,7 @@ std::string_view content(std::string_view bytes, const WireField& f) {
   return bytes.substr(static_cast<size_t>(f.content), static_cast<size_t>(f.end - f.content));
 }
 
-// The range of the input a skeleton tensor refers to, if it does.
+// The range of the input, or of produced data, a skeleton tensor refers to, if it does.
 std::optional<ExternalRef> input_ref(std::string_view tensor, const std::vector<WireField>& fields) {
   ExternalRef ref;
   bool offset = false, length = false;
@@ -394,7 +394,9 @@ std::optional<ExternalRef> input_ref(std::string_view tensor, const std::vector<
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       return ec == std::errc() && end == value.data() + value.size();
     };
-    if (key == "location" && value != kInputLocation && value != kProducedLocation) return std::nullopt;
+    if (key == "location" && value != kInputLocation && value != kProducedLocation && value != kKeptLocation) {
+      return std::nullopt;
+    }
     if (key == "location") ref.location = value;
     if (key == "offset") offset = number(ref.offset);
     if (key == "length") length = number(ref.length);
@@ -433,7 +435,7 @@ Segments spliced_tensor(std::string_view tensor, std::vector<std::string>& produ
     if (ref->location == kProducedLocation) {
       out.owned(std::move(produced.at(static_cast<size_t>(ref->offset))));
     } else {
-      out.range(ref->offset, ref->length);
+      out.range(ref->location, ref->offset, ref->length);
     }
     placed = true;
   };
@@ -495,19 +497,22 @@ Result<std::string> SpanData::read(const std::string& location, uint64_t offset,
   return std::string(reinterpret_cast<const char*>(bytes_.data() + offset), static_cast<size_t>(length));
 }
 
+// The host that gave the input keeps the produced data too (kKeptLocation).
 Result<uint64_t> ModelSource::size(const std::string& location) {
-  if (location == kInputLocation) return input_.size(location);
+  if (location == kInputLocation || location == kKeptLocation) return input_.size(location);
   if (!data_) return error("no data files were given to read it from");
   return data_->size(location);
 }
 
 Result<std::string> ModelSource::read(const std::string& location, uint64_t offset, uint64_t length) {
-  if (location == kInputLocation) return input_.read(location, offset, length);
+  if (location == kInputLocation || location == kKeptLocation) return input_.read(location, offset, length);
   if (!data_) return error("no data files were given to read it from");
   return data_->read(location, offset, length);
 }
 
 bool ModelSource::has_files() const { return data_ != nullptr && data_->has_files(); }
+
+std::optional<uint64_t> ModelSource::keep(std::string_view bytes) { return input_.keep(bytes); }
 
 Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton& skeleton) {
   // for_each_tensor would give a model without a graph an empty one (validation refuses those).
@@ -528,17 +533,15 @@ std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t th
     if (is_external(t) || !t.has_raw_data() || t.raw_data().size() < threshold) continue;
     uint64_t length = t.raw_data().size();
     produced.push_back(std::move(*t.mutable_raw_data()));
-    t.clear_raw_data();
-    t.set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [key, value] : {std::pair<std::string, std::string>{"location", kProducedLocation},
-                              {"offset", std::to_string(produced.size() - 1)},
-                              {"length", std::to_string(length)}}) {
-      auto* entry = t.add_external_data();
-      entry->set_key(key);
-      entry->set_value(value);
-    }
+    refer_to(t, {kProducedLocation, produced.size() - 1, length});
   }
   return produced;
+}
+
+void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host, uint64_t threshold) {
+  if (is_external(tensor) || tensor.raw_data().size() < threshold) return;
+  uint64_t length = tensor.raw_data().size();
+  if (auto offset = host.keep(tensor.raw_data())) refer_to(tensor, {kKeptLocation, *offset, length});
 }
 
 Result<Skeleton> split_skeleton(ExternalData& input, uint64_t size, uint64_t threshold) {

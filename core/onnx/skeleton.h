@@ -44,9 +44,14 @@ Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton
 // then only fit for serialising and splicing.
 std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t threshold = kSkeletonThreshold);
 
-// The serialised model with every top-level initializer that refers to kInputLocation or
-// kProducedLocation written back as inline raw_data (a range of the input, or the produced piece,
-// moved); other bytes as they are.
+// Hands a tensor a pattern just made, of at least `threshold` bytes of raw_data, to a host that
+// keeps produced data (ExternalData::keep): it then refers to kKeptLocation, and is read back and
+// spliced from there like a range of the input. With a host that keeps nothing, nothing changes.
+void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host, uint64_t threshold = kSkeletonThreshold);
+
+// The serialised model with every top-level initializer that refers to kInputLocation,
+// kKeptLocation or kProducedLocation written back as inline raw_data (a range of the input or of
+// the kept data, or the produced piece, moved); other bytes as they are.
 Result<std::vector<DataSegment>> splice_skeleton(std::string serialized, std::vector<std::string> produced = {});
 
 // The input file as an ExternalData: a span in memory (the tests, the native CLI's mapping).
@@ -68,6 +73,7 @@ class ModelSource final : public ExternalData {
   Result<uint64_t> size(const std::string& location) override;
   Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
   bool has_files() const override;
+  std::optional<uint64_t> keep(std::string_view bytes) override;
 
  private:
   ExternalData& input_;

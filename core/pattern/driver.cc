@@ -11,6 +11,7 @@
 #include "core/graph/operator_rules.h"
 #include "core/graph/rewriter.h"
 #include "core/onnx/domain.h"
+#include "core/onnx/skeleton.h"
 #include "core/pattern/matcher.h"
 #include "core/pattern/registry.h"
 #include "core/pattern/worklist.h"
@@ -131,6 +132,10 @@ class Driver {
       record.new_nodes.push_back(label);
       record.new_node_ops.push_back(n.op_type());
       if (n.output_size() > 0) new_labels.emplace_back(n.output(0), std::move(label));
+    }
+    // Large new tensors (folded weights) leave for the host at once where it keeps them.
+    if (data_) {
+      for (auto& t : replacement->initializers) hand_over_produced(t, *data_);
     }
     auto applied = rewriter_.apply(m, std::move(replacement).value());
     if (!applied) return refuse(std::move(record), applied.error().message);

@@ -8,7 +8,9 @@
 #include <span>
 #include <stdexcept>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/onnx/external_data.h"
@@ -122,12 +124,22 @@ inline onnx::ModelProto conv_bn_model(int64_t channels, bool with_bias, int opse
   return m;
 }
 
-// Data files by location; counts the bytes read, to show what is and is not read.
+// Data files by location; counts the bytes read, to show what is and is not read. With `keeps`,
+// it keeps the data a conversion produces, as the wasm host does (files[kKeptLocation]).
 class MemoryData final : public lattice::ExternalData {
  public:
   std::map<std::string, std::string> files;
   uint64_t bytes_read = 0;
   int reads = 0;
+  bool keeps = false;
+
+  std::optional<uint64_t> keep(std::string_view bytes) override {
+    if (!keeps) return std::nullopt;
+    std::string& kept = files[lattice::kKeptLocation];
+    uint64_t offset = kept.size();
+    kept += bytes;
+    return offset;
+  }
 
   lattice::Result<uint64_t> size(const std::string& location) override {
     auto it = files.find(location);
