@@ -140,10 +140,13 @@ class FileHost final : public lattice::Host {
     if (fd < 0) return os_error(errno);
     // mkstemp makes the file 0600; a replaced file keeps its mode, a new one gets the umask's.
     struct stat old;
-    mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~current_umask());
+    bool replacing = ::stat(path.c_str(), &old) == 0;
+    mode_t mode = replacing ? (old.st_mode & 07777) : (0666 & ~current_umask());
     bool ok = ::fchmod(fd, mode) == 0;
     for (const auto& piece : pieces) ok = ok && (piece.source.empty() ? write_all(fd, piece.bytes) : copy_range(fd, piece));
-    ok = ok && ::fsync(fd) == 0;
+    // On disk before the rename only when it replaces a file (the input itself, say), whose
+    // contents a crash must not lose; a new file has nothing to lose, and cp does not wait either.
+    ok = ok && (!replacing || ::fsync(fd) == 0);
     int saved = errno;
     ok = (::close(fd) == 0) && ok;
     if (!ok) {

@@ -88,7 +88,8 @@ export const fsHost = {
       const old = attempt(() => statSync(path));
       if (old.mode !== undefined) fchmodSync(fd, old.mode & 0o7777);
       for (const piece of pieces) piece.bytes ? writeAll(fd, piece.bytes) : copyRange(fd, piece);
-      fsyncSync(fd);
+      // As the native CLI: on disk before the rename only when it replaces a file.
+      if (old.mode !== undefined) fsyncSync(fd);
       closeSync(fd);
       return tmp;
     } catch (e) {

@@ -35,9 +35,11 @@ constexpr uint32_t length_delimited(int field) {
 }
 
 // The input read in chunks through ExternalData, so that a payload the walk skips is never read.
+// After a skip the chunks start small (what follows a payload is mostly the next tensor's few
+// header bytes) and double while the walk reads on, up to 1 MiB.
 class ChunkedInput final : public google::protobuf::io::ZeroCopyInputStream {
  public:
-  static constexpr uint64_t kChunk = 1 << 20;
+  static constexpr uint64_t kFirstChunk = 16 << 10, kChunk = 1 << 20;
   ChunkedInput(ExternalData& input, uint64_t size) : input_(input), size_(size) {}
 
   bool Next(const void** data, int* size) override {
@@ -49,7 +51,8 @@ class ChunkedInput final : public google::protobuf::io::ZeroCopyInputStream {
       return true;
     }
     if (position_ >= size_) return false;
-    uint64_t length = std::min(kChunk, size_ - position_);
+    uint64_t length = std::min(chunk_size_, size_ - position_);
+    chunk_size_ = std::min(chunk_size_ * 2, kChunk);
     auto bytes = input_.read(kInputLocation, position_, length);
     if (!bytes) {
       error_ = bytes.error().message;
@@ -74,6 +77,7 @@ class ChunkedInput final : public google::protobuf::io::ZeroCopyInputStream {
     if (rest == 0) return true;
     chunk_.clear();
     backed_up_ = 0;
+    chunk_size_ = kFirstChunk;
     if (rest > size_ - position_) {
       position_ = size_;
       return false;
@@ -87,6 +91,7 @@ class ChunkedInput final : public google::protobuf::io::ZeroCopyInputStream {
  private:
   ExternalData& input_;
   uint64_t size_, position_ = 0;
+  uint64_t chunk_size_ = kFirstChunk;
   std::string chunk_;
   int backed_up_ = 0;
   std::string error_;

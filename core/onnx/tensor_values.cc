@@ -14,11 +14,7 @@ bool is_float_type(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16;
 }
 
-bool fits_type(double v, int32_t t) {
-  if (t == TensorProto::FLOAT16) return std::isfinite(half_to_float(double_to_half(v)));
-  if (t == TensorProto::FLOAT) return std::isfinite(static_cast<float>(v));
-  return std::isfinite(v);
-}
+bool fits_half(double v) { return std::isfinite(half_to_float(double_to_half(v))); }
 
 float half_to_float(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;

@@ -33,6 +33,34 @@ struct ChannelLayout {
     }
     return 0;
   }
+
+  // The channels of elements 0, 1, 2, ... in turn: a division per weight was a fifth of the
+  // fold's time, so the common layouts count instead.
+  class Cursor {
+   public:
+    explicit Cursor(const ChannelLayout& layout) : layout_(layout) {}
+    size_t next() {
+      size_t i = index_++;
+      switch (layout_.kind) {
+        case kLeading:
+          if (left_ == 0) {
+            left_ = layout_.per_channel;
+            channel_ = i == 0 ? 0 : channel_ + 1;
+          }
+          --left_;
+          return channel_;
+        case kTrailing:
+          channel_ = i == 0 || channel_ + 1 == layout_.columns ? 0 : channel_ + 1;
+          return channel_;
+        case kTransposed: return layout_.channel_of(i);
+      }
+      return 0;
+    }
+
+   private:
+    const ChannelLayout& layout_;
+    size_t index_ = 0, channel_ = 0, left_ = 0;
+  };
 };
 
 Result<ChannelLayout> weight_layout(const onnx::NodeProto& layer, const onnx::TensorProto& w, size_t channels) {
@@ -154,8 +182,9 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   const auto& scale = affine.scale;
   // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
   std::optional<std::pair<double, int32_t>> overflow;
-  auto folded_w = map_values(w, w_name, fmt::format("the weight '{}'", layer.input(1)), [&](size_t i, double v) {
-    double x = v * scale[layout->channel_of(i)];
+  ChannelLayout::Cursor channel(*layout);
+  auto folded_w = map_values(w, w_name, fmt::format("the weight '{}'", layer.input(1)), [&](size_t, double v) {
+    double x = v * scale[channel.next()];
     if (!overflow && !fits_type(x, w.data_type())) overflow.emplace(x, w.data_type());
     return x;
   });
