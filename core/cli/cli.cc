@@ -178,7 +178,6 @@ class Runner {
       destinations.push_back(std::move(report).value());
     }
 
-    progress("reading");
     if (input->stat.kind == FileStat::Kind::kMissing) {
       return reject(fmt::format("cannot read '{}': No such file or directory", cmd_.input));
     }
@@ -190,15 +189,15 @@ class Runner {
     // in ranges, and its tensor data copied by the host as ranges of it; every output is written
     // under a temporary name before any is renamed, so `-o` may name the input itself.
     if (auto s = check_model_size(input->stat.size); !s) return reject(fmt::format("{}: {}", cmd_.input, s.error().message));
-    progress("converting");
     // External data is resolved in the model's folder; the output's data file is named after the
     // model file it belongs to, wherever symlinks put that.
     FolderData data(host_, cmd_.input, input->resolved, input->stat.size);
     std::string data_file = destinations.empty() || destinations[0].to_stdout
                                 ? "model.onnx.data"
                                 : base_name(destinations[0].target.resolved) + ".data";
-    auto result = convert(data, input->stat.size, cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options, {}, &data,
-                          data_file);
+    auto result = convert(data, input->stat.size, cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options,
+                          terminal_progress(), &data, data_file);
+    clear_progress();
     if (!result) {
       const Error& e = result.error();
       if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));
@@ -229,8 +228,10 @@ class Runner {
       if (!pieces) return reject(fmt::format("{}: {}", cmd_.input, pieces.error().message));
       outputs.emplace_back(&*data_to, std::move(pieces).value());
     }
-    if (!outputs.empty()) progress("writing");
-    if (auto s = write_together(host_, outputs); !s) return reject(s.error().message);
+    if (!outputs.empty()) show_progress("writing", std::nullopt);
+    auto written = write_together(host_, outputs);
+    clear_progress();
+    if (!written) return reject(written.error().message);
     if (cmd_.report_path == "-") host_.out(json);
     if (!cmd_.quiet && cmd_.report_path != "-") {
       // With the model on standard output, the summary goes to standard error.
@@ -288,17 +289,37 @@ class Runner {
   }
 
   int reject(const std::string& message) {
+    clear_progress();
     host_.err(fmt::format("onnx-lattice: error: {}\n", printable(message)));
     return kExitRejected;
   }
 
   int usage_error(const std::string& message) {
+    clear_progress();
     host_.err(fmt::format("onnx-lattice: {}\n", printable(message)));
     return kExitUsage;
   }
 
-  void progress(std::string_view stage) {
-    if (!cmd_.quiet && host_.err_is_terminal()) host_.err(fmt::format("onnx-lattice: {}...\n", stage));
+  // On a terminal, one line on standard error that each stage of the core overwrites, with its
+  // percentage, then "writing"; cleared before anything else is printed. Never in a pipe or a
+  // log, where a line per stage would only be noise.
+  ProgressFn terminal_progress() {
+    if (cmd_.quiet || !host_.err_is_terminal()) return {};
+    return [this](std::string_view stage, double fraction) {
+      if (stage != "done") show_progress(stage, fraction);
+    };
+  }
+
+  void show_progress(std::string_view stage, std::optional<double> fraction) {
+    if (cmd_.quiet || !host_.err_is_terminal()) return;
+    std::string percent = fraction ? fmt::format(" {:.0f}%", *fraction * 100) : "";
+    host_.err(fmt::format("\r\033[Konnx-lattice: {}{}", stage, percent));
+    progress_shown_ = true;
+  }
+
+  void clear_progress() {
+    if (progress_shown_) host_.err("\r\033[K");
+    progress_shown_ = false;
   }
 
   static std::string catalogue_text() {
@@ -318,6 +339,7 @@ class Runner {
 
   const Command& cmd_;
   Host& host_;
+  bool progress_shown_ = false;
 };
 
 }  // namespace

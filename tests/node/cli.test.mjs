@@ -1,10 +1,11 @@
 // The native CLI and the Node CLI: same flags, same output, same exit status (SPEC section 4).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync, ftruncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { CLIS, fixture, fixtures, scratch, stable } from './helpers.mjs';
+import { CLIS, NATIVE_CLI, NODE_CLI, fixture, fixtures, scratch, stable } from './helpers.mjs';
 
 const dir = scratch();
 
@@ -159,4 +160,28 @@ test('hardware prints the table with its sources, the same in both CLIs and the 
   assert.deepEqual(outputs.node, outputs.native);
   assert.deepEqual(api, outputs.native);
   assert.ok(api.operators.every((row) => row.source.length > 0));
+});
+
+// `script` runs the CLI with a pseudo-terminal for its standard streams, as a user's shell would.
+function onTerminal(args) {
+  const command = args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], { encoding: 'utf8' });
+}
+
+test('on a terminal both CLIs show the stages on one line, cleared before the summary; not in a pipe', () => {
+  const dir = scratch();
+  for (const [name, cli] of [['native', [NATIVE_CLI]], ['node', [process.execPath, NODE_CLI]]]) {
+    const out = join(dir, `${name}.onnx`);
+    const r = onTerminal([...cli, 'convert', fixture('resnet_stem.onnx'), '-o', out]);
+    assert.equal(r.status, 0, r.stdout);
+    const stages = [...r.stdout.matchAll(/\r\x1b\[Konnx-lattice: ([a-z0-9 ]+?)(?: (\d+)%)?(?=\r)/g)].map((m) => m[1]);
+    assert.deepEqual(stages.slice(0, 2), ['parse', 'validate'], `${name}: ${JSON.stringify(r.stdout.slice(0, 300))}`);
+    assert.ok(stages.includes('save') && stages.at(-1) === 'writing', `${name}: ${stages}`);
+    // The line is cleared, then the summary starts on a clean line.
+    assert.match(r.stdout, /writing\r\x1b\[Konnx-lattice \d/, name);
+    const piped = (name === 'native' ? CLIS.native : CLIS.node)(['convert', fixture('resnet_stem.onnx'), '-o', out]);
+    assert.equal(piped.stderr, '', `${name}: nothing on a standard error that is not a terminal`);
+    const quiet = onTerminal([...cli, 'convert', fixture('resnet_stem.onnx'), '-o', out, '--quiet']);
+    assert.equal(quiet.stdout, '', `${name}: --quiet prints nothing`);
+  }
 });
