@@ -315,9 +315,12 @@ class JsHost final : public lattice::Host {
     return r.as<std::string>();
   }
   lattice::Result<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override {
-    val r = js_.call<val>("readRange", path, static_cast<double>(offset), static_cast<double>(length));
-    if (auto e = failed(r)) return *e;
-    return copy_in(r);
+    // Read by JS straight into the heap: no JS buffer, no second copy. Nothing allocates in the
+    // heap during the call, so the view stays valid.
+    std::string bytes(length, '\0');
+    val into(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<uint8_t*>(bytes.data())));
+    if (auto e = failed(js_.call<val>("readRangeInto", path, static_cast<double>(offset), into))) return *e;
+    return bytes;
   }
   // Pieces as [{bytes} | {source, offset, length}]; the views are written before the heap can grow.
   lattice::Result<std::string> write_temporary(const std::string& path,

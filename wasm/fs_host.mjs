@@ -70,10 +70,12 @@ export const fsHost = {
   readLink: (path) => attempt(() => readlinkSync(path)),
   readFile: (path) => attempt(() => readFileSync(path)),
   realPath: (path) => attempt(() => realpathSync(path)),
-  readRange: (path, offset, length) => attempt(() => {
+  // `into` is a view of the wasm heap, filled in place.
+  readRangeInto: (path, offset, into) => attempt(() => {
     const fd = openSync(path, 'r');
     try {
-      return readAll(fd, Buffer.allocUnsafe(length), offset);
+      readAll(fd, into, offset);
+      return true;
     } finally {
       closeSync(fd);
     }
