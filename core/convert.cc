@@ -98,8 +98,9 @@ Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& mod
       options.layout == DataLayout::kExternal || (options.layout == DataLayout::kKeep && external_input);
   if (external_output) {
     if (data_file.empty()) return options_error("the converted model keeps its data in a separate file, which needs a name");
-    // Small tensors the skeleton left in the model file were inline there, and stay inline.
-    auto small = [](const ExternalRef& ref) { return ref.location == kInputLocation && ref.length < kExternalThreshold; };
+    // Small tensors the skeleton left in the model file were inline there, and stay inline, as
+    // do small ones the host kept for the conversion.
+    auto small = [](const ExternalRef& ref) { return is_reserved_location(ref.location) && ref.length < kExternalThreshold; };
     if (auto s = read_back(model, source, small); !s) return s.error();
     auto segments = lay_out_external(model, data_file, kExternalThreshold);
     // No tensor big enough to move: one file, as if the layout had been kept.
@@ -137,7 +138,7 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
   if (!model) return model.error();
   if (auto s = check_reserved_locations(*model, *skeleton); !s) return s.error();
   skeleton->bytes = {};
-  ModelSource source(input, data);
+  ModelSource source(input, data, limits.keep_in_file);
   report_progress("validate", 0.3);
   if (auto s = validate_model(*model, &source); !s) return s.error();
   bool external_input = uses_data_files(*model);

@@ -517,7 +517,10 @@ Result<std::string> ModelSource::read(const std::string& location, uint64_t offs
 
 bool ModelSource::has_files() const { return data_ != nullptr && data_->has_files(); }
 
-std::optional<uint64_t> ModelSource::keep(std::string_view bytes) { return input_.keep(bytes); }
+std::optional<uint64_t> ModelSource::keep(std::string_view bytes) {
+  if (bytes.size() < keep_from_) return std::nullopt;
+  return input_.keep(bytes);
+}
 
 Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton& skeleton) {
   // for_each_tensor would give a model without a graph an empty one (validation refuses those).
@@ -543,8 +546,8 @@ std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t th
   return produced;
 }
 
-void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host, uint64_t threshold) {
-  if (is_external(tensor) || tensor.raw_data().size() < threshold) return;
+void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host) {
+  if (is_external(tensor) || !tensor.has_raw_data()) return;
   uint64_t length = tensor.raw_data().size();
   if (auto offset = host.keep(tensor.raw_data())) refer_to(tensor, {kKeptLocation, *offset, length});
 }

@@ -44,10 +44,10 @@ Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton
 // then only fit for serialising and splicing.
 std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t threshold = kSkeletonThreshold);
 
-// Hands a tensor a pattern just made, of at least `threshold` bytes of raw_data, to a host that
-// keeps produced data (ExternalData::keep): it then refers to kKeptLocation, and is read back and
-// spliced from there like a range of the input. With a host that keeps nothing, nothing changes.
-void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host, uint64_t threshold = kSkeletonThreshold);
+// Offers the raw_data of a tensor a pattern just made to the host (ExternalData::keep): if it
+// keeps it, the tensor refers to kKeptLocation, and is read back and spliced from there like a
+// range of the input. Otherwise nothing changes.
+void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host);
 
 // The serialised model with every top-level initializer that refers to kInputLocation,
 // kKeptLocation or kProducedLocation written back as inline raw_data (a range of the input or of
@@ -67,9 +67,12 @@ class SpanData final : public ExternalData {
 
 // The input model (kInputLocation) from `input`, every other location from `data` (which may be
 // null: a model referring to data files is then refused when its references are checked).
+// Produced data of `keep_from` bytes or more, as large as what the skeleton leaves in the input,
+// is offered to `input`'s host to keep (kKeptLocation), and read back from it.
 class ModelSource final : public ExternalData {
  public:
-  ModelSource(ExternalData& input, ExternalData* data) : input_(input), data_(data) {}
+  ModelSource(ExternalData& input, ExternalData* data, uint64_t keep_from = kSkeletonThreshold)
+      : input_(input), data_(data), keep_from_(keep_from) {}
   Result<uint64_t> size(const std::string& location) override;
   Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
   bool has_files() const override;
@@ -78,6 +81,7 @@ class ModelSource final : public ExternalData {
  private:
   ExternalData& input_;
   ExternalData* data_;
+  uint64_t keep_from_;
 };
 
 }  // namespace lattice
