@@ -156,6 +156,9 @@ class Splitter {
   bool nested(CodedOutputStream& out, int field, Fn fn) {
     uint32_t length = 0;
     if (!read_length(length)) return false;
+    // PushLimit clamps a length that runs past the enclosing message; protobuf refuses it.
+    int enclosing = in_.BytesUntilLimit();
+    if (enclosing >= 0 && length > static_cast<uint32_t>(enclosing)) return false;
     auto limit = in_.PushLimit(static_cast<int>(length));
     std::string content;
     bool ok;

@@ -295,6 +295,16 @@ TEST_CASE("the skeleton keeps protobuf's rules for odd tensors") {
       }
     }
   }
+  SECTION("a tensor whose length runs past the graph holding it is refused, as protobuf refuses it") {
+    // CodedInputStream's PushLimit clamps such a length to the enclosing message's end.
+    std::string tensor = t.SerializeAsString();
+    std::string too_long = field(5, tensor + std::string(20, 'x'));
+    too_long.resize(too_long.size() - 20);
+    std::string crafted = test::tiny_model().SerializeAsString() + field(7, too_long) + field(3, std::string(40, 'x'));
+    REQUIRE_FALSE(parse_model(test::bytes(crafted)));
+    SpanData input(test::bytes(crafted));
+    CHECK_FALSE(split_skeleton(input, crafted.size(), 1));
+  }
   SECTION("a model cut inside a tensor's data is refused as parse_model refuses it") {
     std::string bytes = model_with_tensor(t);
     std::string cut = bytes.substr(0, bytes.size() - 10);
