@@ -18,12 +18,11 @@
 #include "core/patterns/lattice/hardware.h"
 #include "core/util/utf8.h"
 
-// A Blob's range read synchronously (FileReaderSync, which a worker has), as {bytes} or {error}:
-// a JS exception must not unwind through wasm frames built without C++ exceptions.
-EM_JS(emscripten::EM_VAL, read_blob_range, (emscripten::EM_VAL blob, double offset, double length), {
+// A Blob (a slice of a File) read synchronously (FileReaderSync, which a worker has), as {bytes}
+// or {error}: a JS exception must not unwind through wasm frames built without C++ exceptions.
+EM_JS(emscripten::EM_VAL, read_blob, (emscripten::EM_VAL blob), {
   try {
-    const slice = Emval.toValue(blob).slice(offset, offset + length);
-    return Emval.toHandle({bytes : new Uint8Array(new FileReaderSync().readAsArrayBuffer(slice))});
+    return Emval.toHandle({bytes : new Uint8Array(new FileReaderSync().readAsArrayBuffer(Emval.toValue(blob)))});
   } catch (e) {
     return Emval.toHandle({error : String(e && e.message || e)});
   }
@@ -166,7 +165,7 @@ class JsFiles final : public lattice::ExternalData {
     auto file = range(location, offset, length);
     if (!file) return file.error();
     if (is_bytes(*file)) return copy_in(*file);
-    val read = val::take_ownership(read_blob_range(file->as_handle(), 0, static_cast<double>(length)));
+    val read = val::take_ownership(read_blob(file->as_handle()));
     if (read.hasOwnProperty("error")) return lattice::error("cannot read the file: {}", read["error"].as<std::string>());
     return copy_in(read["bytes"]);
   }

@@ -303,15 +303,17 @@ class Runner {
   // On a terminal, one line on standard error that each stage of the core overwrites, with its
   // percentage, then "writing"; cleared before anything else is printed. Never in a pipe or a
   // log, where a line per stage would only be noise.
+  bool progress_visible() { return !cmd_.quiet && host_.err_is_terminal(); }
+
   ProgressFn terminal_progress() {
-    if (cmd_.quiet || !host_.err_is_terminal()) return {};
+    if (!progress_visible()) return {};
     return [this](std::string_view stage, double fraction) {
       if (stage != "done") show_progress(stage, fraction);
     };
   }
 
   void show_progress(std::string_view stage, std::optional<double> fraction) {
-    if (cmd_.quiet || !host_.err_is_terminal()) return;
+    if (!progress_visible()) return;
     std::string percent = fraction ? fmt::format(" {:.0f}%", *fraction * 100) : "";
     host_.err(fmt::format("\r\033[Konnx-lattice: {}{}", stage, percent));
     progress_shown_ = true;

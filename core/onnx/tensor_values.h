@@ -41,8 +41,8 @@ uint16_t float_to_half(float f);
 uint16_t double_to_half(double v);
 
 // A copy of `tensor` named `name` whose element i is fn(i, value_i), computed in double and
-// rounded once to the tensor's type; fn is called for i = 0, 1, 2, ... in order. Streams element by element: large weights are neither
-// widened to a double array nor copied twice.
+// rounded once to the tensor's type; fn is called for i = 0, 1, 2, ... in order. Streams element
+// by element: large weights are neither widened to a double array nor copied twice.
 template <typename Fn>
 Result<onnx::TensorProto> map_values(const onnx::TensorProto& tensor, const std::string& name, std::string_view what,
                                      Fn fn);

@@ -66,6 +66,17 @@ std::string field(int number, const std::string& content) {
   return out + content;
 }
 
+// Two conversions write the same data file (or none), each put together from its own files.
+void check_same_data_file(const ConvertResult& a, test::MemoryData& a_files, const ConvertResult& b,
+                          test::MemoryData& b_files) {
+  REQUIRE(a.data.has_value() == b.data.has_value());
+  if (!a.data) return;
+  auto a_bytes = assemble(*a.data, a_files), b_bytes = assemble(*b.data, b_files);
+  REQUIRE(a_bytes);
+  REQUIRE(b_bytes);
+  CHECK(*a_bytes == *b_bytes);
+}
+
 // A model with one more initializer.
 std::string model_with_tensor(const onnx::TensorProto& tensor) {
   onnx::ModelProto m = test::tiny_model();
@@ -123,13 +134,7 @@ TEST_CASE("conversions that leave tensor data in the file equal those that read 
       REQUIRE(out);
       CHECK(*out == *read->output(bytes));
       if (left->converted) CHECK(*out == protobuf_bytes(*out));  // the output is protobuf's own bytes
-      REQUIRE(left->data.has_value() == read->data.has_value());
-      if (left->data) {
-        auto left_data = assemble(*left->data, reads), read_data = assemble(*read->data, whole);
-        REQUIRE(left_data);
-        REQUIRE(read_data);
-        CHECK(*left_data == *read_data);
-      }
+      check_same_data_file(*left, reads, *read, whole);
 
       // And with a host that keeps what the conversion produces (the wasm module's JS side).
       test::MemoryData keeping;
@@ -145,13 +150,7 @@ TEST_CASE("conversions that leave tensor data in the file equal those that read 
         REQUIRE(kept_out);
         CHECK(*kept_out == *out);
       }
-      REQUIRE(kept->data.has_value() == read->data.has_value());
-      if (kept->data) {
-        auto kept_data = assemble(*kept->data, keeping), read_data = assemble(*read->data, whole);
-        REQUIRE(kept_data);
-        REQUIRE(read_data);
-        CHECK(*kept_data == *read_data);
-      }
+      check_same_data_file(*kept, keeping, *read, whole);
       if (keeping.files.contains(kKeptLocation)) kept_somewhere = true;
     }
   }
