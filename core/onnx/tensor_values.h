@@ -1,8 +1,12 @@
 #pragma once
 // Numeric values of floating-point tensors, read into double and written back in the tensor's
 // own type with one rounding (float, double, float16).
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -40,12 +44,18 @@ float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 uint16_t double_to_half(double v);
 
-// A copy of `tensor` named `name` whose element i is fn(i, value_i), computed in double and
-// rounded once to the tensor's type; fn is called for i = 0, 1, 2, ... in order. Streams element
-// by element: large weights are neither widened to a double array nor copied twice.
+// A copy of `tensor` named `name` with its values mapped by fn(first, values): `values` holds
+// elements first, first + 1, ... of one block, widened to double, to be replaced in place. Blocks
+// come in order; the results are rounded once to the tensor's type. Streams block by block (large
+// weights are never widened whole), in loops the compiler vectorises: a fold maps every weight.
+struct MappedTensor {
+  onnx::TensorProto tensor;
+  // The first mapped value the type cannot hold (not finite, or float16 past 65504), if any.
+  std::optional<double> unrepresentable;
+};
 template <typename Fn>
-Result<onnx::TensorProto> map_values(const onnx::TensorProto& tensor, const std::string& name, std::string_view what,
-                                     Fn fn);
+Result<MappedTensor> map_values(const onnx::TensorProto& tensor, const std::string& name, std::string_view what,
+                                Fn fn);
 
 namespace detail {
 // Element i of a float tensor (checked by the caller), from raw_data or the typed field.
@@ -70,35 +80,60 @@ inline T narrow(double v) {
     return static_cast<T>(v);
   }
 }
+// Whether a stored element is finite: its exponent bits are not all ones. Bit tests, so that the
+// check vectorises with the rounding.
+template <typename T>
+inline bool finite(T stored) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return (stored & 0x7c00) != 0x7c00;
+  } else if constexpr (std::is_same_v<T, float>) {
+    return (std::bit_cast<uint32_t>(stored) & 0x7f800000u) != 0x7f800000u;
+  } else {
+    return (std::bit_cast<uint64_t>(stored) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
+  }
+}
 }  // namespace detail
 
 template <typename Fn>
-Result<onnx::TensorProto> map_values(const onnx::TensorProto& t, const std::string& name, std::string_view what,
-                                     Fn fn) {
+Result<MappedTensor> map_values(const onnx::TensorProto& t, const std::string& name, std::string_view what, Fn fn) {
   size_t count = 0;
   if (auto s = detail::check_float_tensor(t, what, count); !s) return s.error();
-  onnx::TensorProto out;
+  MappedTensor mapped;
+  onnx::TensorProto& out = mapped.tensor;
   out.set_name(name);
   out.set_data_type(t.data_type());
   *out.mutable_dims() = t.dims();
-  std::string raw;
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    raw.resize(count * sizeof(T));
-    char* to = raw.data();
-    // raw_data read in place (the weights a fold maps are raw_data as exporters write them);
-    // the typed fields element by element.
+    constexpr size_t kBlock = 2048;
+    std::vector<double> values(kBlock);
+    std::vector<T> stored(kBlock);
+    std::string raw;
+    raw.reserve(count * sizeof(T));  // appended to block by block: never zero-filled first
+    // raw_data read in place (the weights a fold maps are raw_data as exporters write them).
     const char* in = t.has_raw_data() ? t.raw_data().data() : nullptr;
-    for (size_t i = 0; i < count; ++i) {
-      T stored;
+    for (size_t first = 0; first < count; first += kBlock) {
+      size_t n = std::min(kBlock, count - first);
       if (in) {
-        std::memcpy(&stored, in + i * sizeof(T), sizeof(T));
+        std::memcpy(stored.data(), in + first * sizeof(T), n * sizeof(T));
+        for (size_t k = 0; k < n; ++k) values[k] = detail::widen(stored[k]);
       } else {
-        stored = detail::narrow<T>(detail::element<T>(t, i));
+        for (size_t k = 0; k < n; ++k) values[k] = detail::element<T>(t, first + k);
       }
-      T mapped = detail::narrow<T>(fn(i, detail::widen(stored)));
-      std::memcpy(to + i * sizeof(T), &mapped, sizeof(T));
+      fn(first, std::span<double>(values.data(), n));
+      bool all_finite = true;
+      for (size_t k = 0; k < n; ++k) {
+        stored[k] = detail::narrow<T>(values[k]);
+        all_finite &= detail::finite(stored[k]);
+      }
+      if (!all_finite && !mapped.unrepresentable) {
+        for (size_t k = 0; k < n && !mapped.unrepresentable; ++k) {
+          if (!detail::finite(stored[k])) mapped.unrepresentable = values[k];
+        }
+      }
+      raw.append(reinterpret_cast<const char*>(stored.data()), n * sizeof(T));
     }
+    out.set_raw_data(std::move(raw));
   };
   if (t.data_type() == onnx::TensorProto::DOUBLE) {
     run(double{});
@@ -107,8 +142,7 @@ Result<onnx::TensorProto> map_values(const onnx::TensorProto& t, const std::stri
   } else {
     run(float{});
   }
-  out.set_raw_data(std::move(raw));
-  return out;
+  return mapped;
 }
 
 }  // namespace lattice

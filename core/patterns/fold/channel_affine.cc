@@ -1,8 +1,9 @@
 #include "core/patterns/fold/channel_affine.h"
 
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <utility>
-
 
 #include "core/onnx/attributes.h"
 #include "core/onnx/tensor_data.h"
@@ -34,33 +35,26 @@ struct ChannelLayout {
     return 0;
   }
 
-  // The channels of elements 0, 1, 2, ... in turn: a division per weight was a fifth of the
-  // fold's time, so the common layouts count instead.
-  class Cursor {
-   public:
-    explicit Cursor(const ChannelLayout& layout) : layout_(layout) {}
-    size_t next() {
-      size_t i = index_++;
-      switch (layout_.kind) {
-        case kLeading:
-          if (left_ == 0) {
-            left_ = layout_.per_channel;
-            channel_ = i == 0 ? 0 : channel_ + 1;
-          }
-          --left_;
-          return channel_;
-        case kTrailing:
-          channel_ = i == 0 || channel_ + 1 == layout_.columns ? 0 : channel_ + 1;
-          return channel_;
-        case kTransposed: return layout_.channel_of(i);
+  // Multiplies `values`, the elements first, first + 1, ... of the weight, by the scale of their
+  // channel: in runs of one channel (or, kTrailing, of consecutive ones), loops the compiler
+  // vectorises, since the fold does this to every weight.
+  void scale(size_t first, std::span<double> values, const std::vector<double>& scale) const {
+    for (size_t k = 0; k < values.size();) {
+      size_t i = first + k;
+      size_t run = kind == kLeading ? per_channel - i % per_channel
+                   : kind == kTrailing ? columns - i % columns
+                                       : spatial - i % spatial;
+      auto block = values.subspan(k, std::min(run, values.size() - k));
+      if (kind == kTrailing) {
+        const double* s = scale.data() + i % columns;
+        for (size_t j = 0; j < block.size(); ++j) block[j] *= s[j];
+      } else {
+        double s = scale[channel_of(i)];
+        for (double& v : block) v *= s;
       }
-      return 0;
+      k += block.size();
     }
-
-   private:
-    const ChannelLayout& layout_;
-    size_t index_ = 0, channel_ = 0, left_ = 0;
-  };
+  }
 };
 
 Result<ChannelLayout> weight_layout(const onnx::NodeProto& layer, const onnx::TensorProto& w, size_t channels) {
@@ -179,16 +173,12 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   onnx::NodeProto folded = layer;
   std::string w_name = names.fresh(layer.input(1) + std::string(suffix));
   std::string b_name = names.fresh((has_bias ? layer.input(2) : label + ".bias") + std::string(suffix));
-  const auto& scale = affine.scale;
+  auto folded_w = map_values(w, w_name, fmt::format("the weight '{}'", layer.input(1)),
+                             [&](size_t first, std::span<double> values) { layout->scale(first, values, affine.scale); });
+  if (!folded_w) return folded_w.error();
   // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
   std::optional<std::pair<double, int32_t>> overflow;
-  ChannelLayout::Cursor channel(*layout);
-  auto folded_w = map_values(w, w_name, fmt::format("the weight '{}'", layer.input(1)), [&](size_t, double v) {
-    double x = v * scale[channel.next()];
-    if (!overflow && !fits_type(x, w.data_type())) overflow.emplace(x, w.data_type());
-    return x;
-  });
-  if (!folded_w) return folded_w.error();
+  if (folded_w->unrepresentable) overflow.emplace(*folded_w->unrepresentable, w.data_type());
   for (size_t c = 0; c < channels && !overflow; ++c) {
     if (!fits_type(folded_b[c], bias_type)) overflow.emplace(folded_b[c], bias_type);
   }
@@ -196,7 +186,7 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
     return error("folding {} into '{}' would give the value {}, which {} cannot hold", source, label, overflow->first,
                  onnx_types::element_name(overflow->second));
   }
-  r.initializers.push_back(std::move(folded_w).value());
+  r.initializers.push_back(std::move(folded_w->tensor));
   r.initializers.push_back(make_tensor(b_name, bias_type, bias_dims, folded_b));
   folded.set_input(1, w_name);
   if (folded.input_size() > 2) {
