@@ -72,11 +72,11 @@ Status check_skipped_ids(const Report& report, const Options& options) {
 
 // The model file: protobuf's serialisation with what the skeleton left in the input spliced back in
 // as ranges of it.
-Result<std::vector<DataSegment>> serialized_segments(onnx::ModelProto& model) {
-  auto produced = set_aside_produced(model);
+Result<std::vector<DataSegment>> serialized_segments(onnx::ModelProto& model, ModelSource& source) {
+  source.set_aside_produced(model);
   auto serialized = serialize_model(model);
   if (!serialized) return serialized.error();
-  return splice_skeleton(std::move(serialized).value(), std::move(produced));
+  return splice_skeleton(std::move(serialized).value());
 }
 
 // Tensors kept in data files beside the model (the skeleton's references to the input aside).
@@ -92,7 +92,7 @@ bool uses_data_files(onnx::ModelProto& model) {
 // file's in `result`; nullopt when the input can be written as it is (nothing `changed`, and no
 // tensor to move).
 Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& model, const Options& options,
-                                                           bool changed, bool external_input, ExternalData& source,
+                                                           bool changed, bool external_input, ModelSource& source,
                                                            const std::string& data_file, ConvertResult& result) {
   bool external_output =
       options.layout == DataLayout::kExternal || (options.layout == DataLayout::kKeep && external_input);
@@ -105,15 +105,21 @@ Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& mod
     auto segments = lay_out_external(model, data_file, kExternalThreshold);
     // No tensor big enough to move: one file, as if the layout had been kept.
     if (segments.empty() && !changed) return std::optional<std::vector<DataSegment>>();
-    if (!segments.empty()) result.data = std::move(segments);
+    if (!segments.empty()) {
+      auto resolved = source.resolve_produced(std::move(segments));
+      if (!resolved) return resolved.error();
+      result.data = std::move(resolved).value();
+    }
   } else if (external_input) {
     if (auto s = inline_external(model, source); !s) return s.error();
   } else if (!changed) {
     return std::optional<std::vector<DataSegment>>();
   }
-  auto segments = serialized_segments(model);
+  auto segments = serialized_segments(model, source);
   if (!segments) return segments.error();
-  return std::optional(std::move(segments).value());
+  auto resolved = source.resolve_produced(std::move(segments).value());
+  if (!resolved) return resolved.error();
+  return std::optional(std::move(resolved).value());
 }
 
 // Where each stage starts on the 0..1 scale: on large models parsing and serialising take most
@@ -171,7 +177,7 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
   if (options.dry_run) {
     // The model it would write, measured without reading or writing any tensor data.
     if (changed) {
-      auto segments = serialized_segments(*model);
+      auto segments = serialized_segments(*model, source);
       if (!segments) return segments.error();
       report.output = ModelStats::of(*model, size_of(*segments));
     }
@@ -208,10 +214,11 @@ Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& opt
   return convert(input, bytes.size(), options, progress, data, data_file);
 }
 
-std::optional<std::string> ConvertResult::output(std::string_view input) const {
+std::optional<std::string> ConvertResult::output(std::string_view input, ExternalData* data) const {
   if (report.options.dry_run) return std::nullopt;
   if (!converted) return std::string(input);
-  SpanData source({reinterpret_cast<const uint8_t*>(input.data()), input.size()});
+  SpanData model({reinterpret_cast<const uint8_t*>(input.data()), input.size()});
+  ModelSource source(model, data);
   auto bytes = assemble(*converted, source);
   return bytes ? std::optional(std::move(bytes).value()) : std::nullopt;
 }

@@ -18,9 +18,10 @@ namespace lattice {
 
 struct ConvertResult {
   Report report;
-  // The converted model file as segments: bytes the conversion made, and ranges of the input
-  // (location kInputLocation) for the tensor data it left where it was. nullopt when the output
-  // is the input itself (nothing applied, the layout kept).
+  // The converted model file as segments: bytes the conversion made, ranges of the input
+  // (location kInputLocation) for the tensor data it left where it was, and data it produced,
+  // computed from the input as it is written (DataSegment::deferred). nullopt when the output is
+  // the input itself (nothing applied, the layout kept).
   std::optional<std::vector<DataSegment>> converted;
   // The output's data file (named `data_file` in `convert`), when the output keeps its data
   // outside the model: new bytes, ranges of the input and of its data files.
@@ -29,9 +30,10 @@ struct ConvertResult {
   // asks for them: a host holding only parts of the input in memory cannot describe it itself.
   std::optional<Json> input_description, description;
 
-  // The model file's bytes for a caller holding the input in memory: the converted model put
-  // together, or the input itself; nullopt for a dry run.
-  std::optional<std::string> output(std::string_view input) const;
+  // The model file's bytes for a caller holding the input in memory (and reading its data files
+  // through `data`, for the folds computed from them): the converted model put together, or the
+  // input itself; nullopt for a dry run.
+  std::optional<std::string> output(std::string_view input, ExternalData* data = nullptr) const;
 };
 
 // `progress` hears of each stage as it starts: parse, validate, the conversion and fusion passes,

@@ -63,29 +63,6 @@ class MemoryData : public ExternalData {
   bool any_location_;
 };
 
-// The model file, keeping what a conversion produces as the wasm host does (kKeptLocation).
-class KeepingInput final : public ExternalData {
- public:
-  explicit KeepingInput(std::span<const uint8_t> model) : model_(model) {}
-  Result<uint64_t> size(const std::string& location) override {
-    return location == lattice::kKeptLocation ? Result<uint64_t>(uint64_t{kept_.size()}) : model_.size(location);
-  }
-  Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
-    if (location != lattice::kKeptLocation) return model_.read(location, offset, length);
-    check(offset <= kept_.size() && length <= kept_.size() - offset, "a read outside the kept data");
-    return kept_.substr(offset, length);
-  }
-  std::optional<uint64_t> keep(std::string_view bytes) override {
-    uint64_t offset = kept_.size();
-    kept_ += bytes;
-    return offset;
-  }
-
- private:
-  lattice::SpanData model_;
-  std::string kept_;
-};
-
 struct Split {
   std::span<const uint8_t> model;
   std::string data;
@@ -136,7 +113,7 @@ Options with_layout(Options o, DataLayout layout) {
 // A successful conversion's output: parses and validates, with its data file when it has one,
 // and converts again (target none, no folding) unchanged when its data is inline.
 void check_output(const lattice::ConvertResult& result, std::span<const uint8_t> input, ExternalData& input_data) {
-  auto out = result.output({reinterpret_cast<const char*>(input.data()), input.size()});
+  auto out = result.output({reinterpret_cast<const char*>(input.data()), input.size()}, &input_data);
   check(out.has_value(), "no output without a dry run");
   auto parsed = lattice::parse_model(as_bytes(*out));
   check(parsed.ok(), "the output does not parse");
@@ -144,7 +121,9 @@ void check_output(const lattice::ConvertResult& result, std::span<const uint8_t>
   MemoryData* out_data = nullptr;
   std::string assembled;
   if (result.data) {
-    auto file = lattice::assemble(*result.data, input_data);
+    lattice::SpanData model(input);
+    lattice::ModelSource files(model, &input_data);
+    auto file = lattice::assemble(*result.data, files);
     check(file.ok(), "the output's data file cannot be assembled");
     assembled = std::move(file).value();
   }
@@ -182,7 +161,7 @@ void run(const Options& options, std::span<const uint8_t> model, ExternalData* d
 // back, is what protobuf writes for the input parsed whole; the split refuses exactly what
 // protobuf refuses. And a conversion reading tensor data on demand (every payload of 16 bytes or
 // more left in the input; external tensors up to kReadAlways read up front, as always, for the
-// shapes), or handing what it produces to a host that keeps it, writes the same bytes as one that
+// shapes) and computing what it produces as it is written, writes the same bytes as one that
 // read them all.
 void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Options& options,
                     const Result<lattice::ConvertResult>& whole) {
@@ -206,24 +185,15 @@ void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Op
   check(on_demand.ok() == whole.ok(), "reading on demand changed whether the model converts");
   if (!whole.ok()) return;
   std::string_view in(reinterpret_cast<const char*>(model.data()), model.size());
-  check(on_demand->output(in) == whole->output(in), "reading on demand changed the output");
+  // Its folds are computed as the output is written (every produced tensor of 16 bytes or more):
+  // the same bytes as the whole conversion holds.
+  check(on_demand->output(in, &data) == whole->output(in, &data), "reading on demand changed the output");
   check(on_demand->report.matches.size() == whole->report.matches.size(), "reading on demand changed the matches");
-
-  // Handing what it produces to a host that keeps it changes nothing written.
-  KeepingInput keeping(model);
-  auto kept = lattice::convert(keeping, model.size(), options, {}, &data, kDataFile, {16, lattice::kReadAlways});
-  check(kept.ok() && kept->converted.has_value() == whole->converted.has_value() &&
-            kept->data.has_value() == whole->data.has_value(),
-        "a host keeping produced data changed what is written");
-  lattice::ModelSource kept_files(keeping, &data);
-  if (kept->converted) {
-    auto out = lattice::assemble(*kept->converted, kept_files);
-    check(out.ok() && *out == whole->output(in), "a host keeping produced data changed the model file");
-  }
-  if (kept->data) {
-    lattice::ModelSource whole_files(input, &data);
-    auto written = lattice::assemble(*kept->data, kept_files), expected = lattice::assemble(*whole->data, whole_files);
-    check(written.ok() && expected.ok() && *written == *expected, "a host keeping produced data changed the data file");
+  check(on_demand->data.has_value() == whole->data.has_value(), "reading on demand changed the files written");
+  if (on_demand->data) {
+    lattice::ModelSource files(input, &data);
+    auto written = lattice::assemble(*on_demand->data, files), expected = lattice::assemble(*whole->data, files);
+    check(written.ok() && expected.ok() && *written == *expected, "reading on demand changed the data file");
   }
 }
 

@@ -1,5 +1,6 @@
 // The native CLI: a POSIX file-system Host around the shared command line in core/cli.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,11 +8,14 @@
 #include <climits>
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 #include <iostream>
 
 #include "core/cli/cli.h"
+#include "core/cli/files.h"
 
 namespace {
 
@@ -133,6 +137,23 @@ class FileHost final : public lattice::Host {
     return bytes;
   }
 
+  // Mapped once, for the process's life: the fold reads the weights it maps in place, twice, with
+  // no copy (pread copied each read, and its buffers were faulted in anew). A file truncated by
+  // another program while it is converted could fault; read_range is used when mapping fails.
+  std::optional<std::string_view> map(const std::string& path) override {
+    if (auto it = maps_.find(path); it != maps_.end()) return it->second;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct stat st;
+    void* at = MAP_FAILED;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      at = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    }
+    ::close(fd);
+    if (at == MAP_FAILED) return std::nullopt;
+    return maps_.emplace(path, std::string_view(static_cast<const char*>(at), static_cast<size_t>(st.st_size))).first->second;
+  }
+
   lattice::Result<std::string> write_temporary(const std::string& path,
                                                const std::vector<lattice::Piece>& pieces) override {
     std::string tmp = path + ".tmp-XXXXXX";
@@ -143,7 +164,19 @@ class FileHost final : public lattice::Host {
     bool replacing = ::stat(path.c_str(), &old) == 0;
     mode_t mode = replacing ? (old.st_mode & 07777) : (0666 & ~current_umask());
     bool ok = ::fchmod(fd, mode) == 0;
-    for (const auto& piece : pieces) ok = ok && (piece.source.empty() ? write_all(fd, piece.bytes) : copy_range(fd, piece));
+    std::optional<lattice::Error> failed;  // by a piece's producer; errno otherwise
+    for (const auto& piece : pieces) {
+      if (!ok) break;
+      if (piece.produce) {
+        auto s = lattice::write_produced(piece, buffer_, [fd](std::string_view bytes) {
+          return write_all(fd, bytes) ? lattice::ok_status() : lattice::Status(os_error(errno));
+        });
+        if (!s) failed = s.error();
+        ok = s.ok();
+      } else {
+        ok = piece.source.empty() ? write_all(fd, piece.bytes) : copy_range(fd, piece);
+      }
+    }
     // On disk before the rename only when it replaces a file (the input itself, say), whose
     // contents a crash must not lose; a new file has nothing to lose, and cp does not wait either.
     ok = ok && (!replacing || ::fsync(fd) == 0);
@@ -151,6 +184,7 @@ class FileHost final : public lattice::Host {
     ok = (::close(fd) == 0) && ok;
     if (!ok) {
       ::unlink(tmp.c_str());
+      if (failed) return *failed;
       return os_error(saved ? saved : EIO);
     }
     return tmp;
@@ -189,6 +223,9 @@ class FileHost final : public lattice::Host {
     ::umask(mask);
     return mask;
   }
+
+  std::string buffer_;  // write_produced's run, kept between pieces
+  std::unordered_map<std::string, std::string_view> maps_;  // never unmapped: views of them outlive conversions
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <span>
 
 #include "core/cli/cli.h"
+#include "core/cli/files.h"
 #include "core/convert.h"
 #include "core/describe.h"
 #include "core/pattern/registry.h"
@@ -143,9 +144,7 @@ val failure(const lattice::Error& e) {
 // The model's files as the JS side holds them, never copied into the heap whole: the model
 // (kInputLocation) and its data files, which `resolve(location)` (never throws) returns or gives
 // null for. A file is bytes in JS memory (a Uint8Array) or a Blob -- the page's File, read in
-// ranges where it lies. Only the ranges the core asks for are copied in. The data the conversion
-// produces is kept here too, copied out as it is made (kKeptLocation), so the heap holds one
-// folded layer at a time, not all of them until the output is written.
+// ranges where it lies. Only the ranges the core asks for are copied in.
 class JsFiles final : public lattice::ExternalData {
  public:
   JsFiles(val model, val resolve) : model_(std::move(model)), resolve_(std::move(resolve)) {}
@@ -156,7 +155,6 @@ class JsFiles final : public lattice::ExternalData {
   }
 
   lattice::Result<uint64_t> size(const std::string& location) override {
-    if (location == lattice::kKeptLocation) return kept_size_;
     auto file = lookup(location);
     if (!file) return file.error();
     return size_of(*file);
@@ -170,17 +168,10 @@ class JsFiles final : public lattice::ExternalData {
     return copy_in(read["bytes"]);
   }
   bool has_files() const override { return !resolve_.isUndefined(); }
-  std::optional<uint64_t> keep(std::string_view bytes) override {
-    uint64_t offset = kept_size_;
-    kept_.emplace(offset, copy_out(bytes));
-    kept_size_ += bytes.size();
-    return offset;
-  }
 
   // The range as a part of an output file: a view of the bytes, or a slice of the Blob (which
   // reads nothing until the output is saved).
   lattice::Result<val> range(const std::string& location, uint64_t offset, uint64_t length) {
-    if (location == lattice::kKeptLocation) return kept_range(offset, length);
     auto file = lookup(location);
     if (!file) return file.error();
     if (offset + length > size_of(*file)) return lattice::error("range beyond the end");
@@ -197,27 +188,22 @@ class JsFiles final : public lattice::ExternalData {
     return file;
   }
 
-  // Within one kept piece: the core refers to each piece whole.
-  lattice::Result<val> kept_range(uint64_t offset, uint64_t length) {
-    auto piece = kept_.upper_bound(offset);
-    if (piece == kept_.begin()) return lattice::error("no kept data there");
-    --piece;
-    uint64_t start = offset - piece->first;
-    if (start + length > static_cast<uint64_t>(piece->second["length"].as<double>())) return lattice::error("range beyond a kept piece");
-    return piece->second.call<val>("subarray", static_cast<double>(start), static_cast<double>(start + length));
-  }
-
   val model_;
   val resolve_;
-  std::map<uint64_t, val> kept_;  // by offset in kKeptLocation
-  uint64_t kept_size_ = 0;
 };
 
 // A file's segments as an array of parts for JS to join (Node) or make a Blob of (the page): new
-// bytes copied out of the heap, ranges of the input files as views or slices of them.
+// bytes copied out of the heap, ranges of the input files as views or slices of them, produced
+// data computed and copied out one piece at a time (the heap holds one folded layer at most).
 lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files) {
   val out = val::array();
   for (const auto& s : segments) {
+    if (s.deferred) {
+      auto bytes = lattice::materialise(*s.deferred, files);
+      if (!bytes) return lattice::error("cannot compute the converted data: {}", bytes.error().message);
+      out.call<void>("push", copy_out(*bytes));
+      continue;
+    }
     if (s.location.empty()) {
       out.call<void>("push", copy_out(s.bytes));
       continue;
@@ -321,24 +307,34 @@ class JsHost final : public lattice::Host {
     if (auto e = failed(js_.call<val>("readRangeInto", path, static_cast<double>(offset), into))) return *e;
     return bytes;
   }
-  // Pieces as [{bytes} | {source, offset, length}]; the views are written before the heap can grow.
+  // The pieces appended one by one to a new file JS opened; produced data is computed as it is
+  // written (lattice::write_produced), so the heap never holds the output. Views of the heap are
+  // written before it can grow.
   lattice::Result<std::string> write_temporary(const std::string& path,
                                                const std::vector<lattice::Piece>& pieces) override {
-    val list = val::array();
+    val opened = js_.call<val>("openTemporary", path);
+    if (auto e = failed(opened)) return *e;
+    val fd = opened["fd"];
+    auto name = opened["name"].as<std::string>();
+    auto append = [&](std::string_view bytes) { return status(js_.call<val>("appendBytes", fd, view_of(bytes))); };
+    lattice::Status written = lattice::ok_status();
     for (const auto& piece : pieces) {
-      val item = val::object();
-      if (piece.source.empty()) {
-        item.set("bytes", view_of(piece.bytes));
+      if (piece.produce) {
+        written = lattice::write_produced(piece, run_, append);
+      } else if (piece.source.empty()) {
+        written = append(piece.bytes);
       } else {
-        item.set("source", piece.source);
-        item.set("offset", static_cast<double>(piece.offset));
-        item.set("length", static_cast<double>(piece.length));
+        written = status(js_.call<val>("appendRange", fd, piece.source, static_cast<double>(piece.offset),
+                                       static_cast<double>(piece.length)));
       }
-      list.call<void>("push", item);
+      if (!written) break;
     }
-    val r = js_.call<val>("writeTemporary", path, list);
-    if (auto e = failed(r)) return *e;
-    return r.as<std::string>();
+    if (written) written = status(js_.call<val>("closeTemporary", fd, opened["replacing"]));
+    if (!written) {
+      js_.call<void>("discardTemporary", fd, name);
+      return written.error();
+    }
+    return name;
   }
   lattice::Status rename(const std::string& from, const std::string& to) override {
     return status(js_.call<val>("rename", from, to));
@@ -369,6 +365,7 @@ class JsHost final : public lattice::Host {
   }
 
   val js_;
+  std::string run_;  // write_produced's, reused
 };
 
 int run_cli(const val& args, const val& host) {

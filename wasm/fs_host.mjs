@@ -80,25 +80,33 @@ export const fsHost = {
       closeSync(fd);
     }
   }),
-  // A new file beside `path` (exclusive create), with the mode of the file it replaces, holding
-  // the pieces: bytes (views of the wasm heap, written at once) or ranges of other files.
-  writeTemporary(path, pieces) {
-    const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
+  // A new file beside `path` (exclusive create), with the mode of the file it replaces:
+  // {fd, name, replacing}. The core appends its pieces, then closes or discards it.
+  openTemporary(path) {
+    const name = `${path}.tmp-${randomBytes(4).toString('hex')}`;
     let fd;
     try {
-      fd = openSync(tmp, 'wx', 0o666);
+      fd = openSync(name, 'wx', 0o666);
       const old = attempt(() => statSync(path));
       if (old.mode !== undefined) fchmodSync(fd, old.mode & 0o7777);
-      for (const piece of pieces) piece.bytes ? writeAll(fd, piece.bytes) : copyRange(fd, piece);
-      // As the native CLI: on disk before the rename only when it replaces a file.
-      if (old.mode !== undefined) fsyncSync(fd);
-      closeSync(fd);
-      return tmp;
+      return { fd, name, replacing: old.mode !== undefined };
     } catch (e) {
       if (fd !== undefined) attempt(() => closeSync(fd));
-      rmSync(tmp, { force: true });
+      rmSync(name, { force: true });
       return failure(e);
     }
+  },
+  // `bytes` is a view of the wasm heap, written at once.
+  appendBytes: (fd, bytes) => attempt(() => writeAll(fd, bytes)),
+  appendRange: (fd, source, offset, length) => attempt(() => copyRange(fd, { source, offset, length })),
+  // As the native CLI: on disk before the rename only when it replaces a file.
+  closeTemporary: (fd, replacing) => attempt(() => {
+    if (replacing) fsyncSync(fd);
+    closeSync(fd);
+  }),
+  discardTemporary(fd, name) {
+    attempt(() => closeSync(fd));
+    rmSync(name, { force: true });
   },
   rename: (from, to) => attempt(() => renameSync(from, to)),
   remove: (path) => rmSync(path, { force: true }),

@@ -210,7 +210,7 @@ class Runner {
     }
 
     // Nothing applied: the input itself, as one range of it.
-    if (!result->converted) result->converted = std::vector<DataSegment>{{"", kInputLocation, 0, input->stat.size}};
+    if (!result->converted) result->converted = std::vector<DataSegment>{{"", kInputLocation, 0, input->stat.size, nullptr}};
     auto model = file_pieces(*result->converted, data);
     if (!model) return reject(fmt::format("{}: {}", cmd_.input, model.error().message));
     std::string json = report.to_json().dump();
@@ -272,6 +272,14 @@ class Runner {
   static Result<std::vector<Piece>> file_pieces(const std::vector<DataSegment>& segments, FolderData& data) {
     std::vector<Piece> pieces;
     for (const auto& s : segments) {
+      if (s.deferred) {
+        pieces.push_back({"", "", 0, 0, [deferred = s.deferred, &data](const ByteSink& sink) {
+                            auto written = deferred->write(data, sink);
+                            if (!written) return Status(error("cannot compute the converted data: {}", written.error().message));
+                            return written;
+                          }});
+        continue;
+      }
       if (s.location.empty()) {
         pieces.push_back({s.bytes, "", 0, 0});
         continue;

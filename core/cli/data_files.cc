@@ -40,6 +40,14 @@ Result<std::string> FolderData::read(const std::string& location, uint64_t offse
   return host_.read_range((*file)->path, offset, length);
 }
 
+std::optional<std::string_view> FolderData::view(const std::string& location, uint64_t offset, uint64_t length) {
+  auto file = checked(location);
+  if (!file) return std::nullopt;
+  auto mapped = host_.map((*file)->path);
+  if (!mapped || offset > mapped->size() || length > mapped->size() - offset) return std::nullopt;
+  return mapped->substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+}
+
 Result<std::string> FolderData::path_of(const std::string& location) {
   auto file = checked(location);
   if (!file) return file.error();

@@ -19,6 +19,7 @@ class FolderData final : public ExternalData {
 
   Result<uint64_t> size(const std::string& location) override;
   Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
+  std::optional<std::string_view> view(const std::string& location, uint64_t offset, uint64_t length) override;
   // The file a checked location names, every symlink followed.
   Result<std::string> path_of(const std::string& location);
 

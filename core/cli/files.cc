@@ -62,10 +62,14 @@ namespace {
 
 // Pieces written in order to a stream (standard output, a device): ranges of files are read in
 // chunks, so a large model never sits in memory whole.
-template <typename Write>
-Status write_stream(Host& host, const std::vector<Piece>& pieces, Write write) {
+Status write_stream(Host& host, const std::vector<Piece>& pieces, const ByteSink& write) {
   constexpr uint64_t kChunk = 16 << 20;
+  std::string buffer;
   for (const auto& piece : pieces) {
+    if (piece.produce) {
+      if (auto s = write_produced(piece, buffer, write); !s) return s;
+      continue;
+    }
     if (piece.source.empty()) {
       if (auto s = write(piece.bytes); !s) return s;
       continue;
@@ -80,6 +84,22 @@ Status write_stream(Host& host, const std::vector<Piece>& pieces, Write write) {
 }
 
 }  // namespace
+
+Status write_produced(const Piece& piece, std::string& buffer, const ByteSink& write) {
+  buffer.clear();
+  buffer.reserve(kProducedRun);
+  auto produced = piece.produce([&](std::string_view bytes) {
+    if (buffer.size() + bytes.size() > kProducedRun) {
+      if (auto s = write(buffer); !s) return s;
+      buffer.clear();
+      if (bytes.size() >= kProducedRun) return write(bytes);  // large already: not copied
+    }
+    buffer += bytes;
+    return ok_status();
+  });
+  if (!produced) return produced;
+  return buffer.empty() ? ok_status() : write(buffer);
+}
 
 Status write_together(Host& host, const std::vector<Output>& outputs) {
   std::vector<std::pair<std::string, const Destination*>> written;  // temporary name, destination

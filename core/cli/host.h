@@ -4,10 +4,13 @@
 // file operations only: following symlinks, what may be written where, and the all-or-nothing
 // order of writing live once, in core/cli.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/onnx/deferred_data.h"
 #include "core/util/result.h"
 
 namespace lattice {
@@ -20,12 +23,14 @@ struct FileStat {
   std::string identity;  // "device:inode", so two spellings of one file compare equal
 };
 
-// A piece of a file to write: `bytes`, or `length` bytes at `offset` of the file `source`, which
-// the host copies itself (tensor data never passes through the core).
+// A piece of a file to write: `bytes`, `length` bytes at `offset` of the file `source`, which the
+// host copies itself (tensor data never passes through the core), or what `produce` gives its
+// sink, in order (data the conversion computes as it is written).
 struct Piece {
   std::string_view bytes;
-  std::string source;  // empty: `bytes`
+  std::string source;  // empty: `bytes`, or `produce`
   uint64_t offset = 0, length = 0;
+  std::function<Status(const ByteSink&)> produce = {};
 };
 
 class Host {
@@ -38,6 +43,12 @@ class Host {
   virtual Result<std::string> real_path(const std::string& path) = 0;
   // Exactly `length` bytes at `offset` (an error if the file is shorter).
   virtual Result<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) = 0;
+  // The whole file mapped into memory, valid while the host lives, where the host can map files;
+  // nullopt: read_range it.
+  virtual std::optional<std::string_view> map(const std::string& path) {
+    (void)path;
+    return std::nullopt;
+  }
   // A new file in the folder of `path` holding the pieces in order, with the permissions of the
   // file it will replace if there is one; returns its name. Nothing is left behind on failure.
   virtual Result<std::string> write_temporary(const std::string& path, const std::vector<Piece>& pieces) = 0;

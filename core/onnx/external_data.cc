@@ -88,6 +88,23 @@ Result<TensorWithData> TensorWithData::of(const TensorProto& t, std::string_view
   return out;
 }
 
+Result<TensorProto> produced_tensor(const std::string& name, const TensorProto& like,
+                                   std::shared_ptr<const Deferred> data, ExternalData* source) {
+  TensorProto t;
+  t.set_name(name);
+  t.set_data_type(like.data_type());
+  *t.mutable_dims() = like.dims();
+  if (auto ref = source ? source->defer(data) : std::nullopt) {
+    refer_to(t, *ref);
+    return t;
+  }
+  NoFiles no_files;
+  auto bytes = materialise(*data, source ? *source : no_files);
+  if (!bytes) return error("cannot compute '{}': {}", name, bytes.error().message);
+  t.set_raw_data(std::move(bytes).value());
+  return t;
+}
+
 namespace {
 
 void visit_graph(onnx::GraphProto& graph,
@@ -198,7 +215,7 @@ std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::st
   uint64_t end = 0;
   auto place = [&](TensorProto& t, DataSegment segment) {
     uint64_t offset = (end + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
-    if (offset > end) segments.push_back({std::string(static_cast<size_t>(offset - end), '\0'), "", 0, 0});
+    if (offset > end) segments.push_back({std::string(static_cast<size_t>(offset - end), '\0'), "", 0, 0, nullptr});
     uint64_t length = segment.size();
     segments.push_back(std::move(segment));
     end = offset + length;
@@ -212,9 +229,9 @@ std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::st
       // Unchanged since it was read: written as a range of its source, never through protobuf.
       ExternalRef ref = stored_ref(t);
       t.clear_raw_data();
-      place(t, {"", ref.location, ref.offset, ref.length});
+      place(t, {"", ref.location, ref.offset, ref.length, nullptr});
     } else if (move_threshold > 0 && !where.sparse && t.has_raw_data() && t.raw_data().size() >= move_threshold) {
-      DataSegment segment{std::move(*t.mutable_raw_data()), "", 0, 0};
+      DataSegment segment{std::move(*t.mutable_raw_data()), "", 0, 0, nullptr};
       t.clear_raw_data();
       place(t, std::move(segment));
     }
@@ -266,6 +283,14 @@ Result<std::string> assemble(const std::vector<DataSegment>& segments, ExternalD
   std::string out;
   out.reserve(static_cast<size_t>(size_of(segments)));
   for (const auto& s : segments) {
+    if (s.deferred) {
+      auto written = s.deferred->write(data, [&](std::string_view bytes) {
+        out += bytes;
+        return ok_status();
+      });
+      if (!written) return error("cannot compute the converted data: {}", written.error().message);
+      continue;
+    }
     if (s.location.empty()) {
       out += s.bytes;
       continue;

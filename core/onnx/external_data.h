@@ -5,15 +5,23 @@
 // reference has been checked. Untouched tensors are written as ranges of their source file.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/onnx/deferred_data.h"
 #include "core/util/result.h"
 #include "onnx-ml.pb.h"
 
 namespace lattice {
+
+struct ExternalRef {
+  std::string location;
+  uint64_t offset = 0;
+  uint64_t length = 0;  // resolved: the `length` key, or the rest of the file
+};
 
 // Reads the data files of one model. `location` has passed check_location: relative, no `..`.
 // A file-system host also refuses a location whose file resolves outside the model's folder.
@@ -24,34 +32,44 @@ class ExternalData {
   virtual Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) = 0;
   // Whether data files can be read at all (a model that names one is refused otherwise).
   virtual bool has_files() const { return true; }
-  // Takes a copy of bytes the conversion produced and returns where they now lie in the host's
-  // own file kKeptLocation, from which the core reads them back and the output refers to them.
-  // A host outside the core's memory (the wasm module's JS) takes them, so the heap never holds
-  // every produced tensor at once; nullopt (the default): the core keeps them itself.
-  virtual std::optional<uint64_t> keep(std::string_view bytes) {
-    (void)bytes;
+  // The range where it lies in memory, when the host holds or maps its file (valid while the host
+  // lives), so that a reader that only looks at it copies nothing; nullopt: read() it.
+  virtual std::optional<std::string_view> view(const std::string& location, uint64_t offset, uint64_t length) {
+    (void)location, (void)offset, (void)length;
     return std::nullopt;
   }
+  // The conversion's store of data its patterns produced (ModelSource; a host has none). defer
+  // takes `data` and returns the reference by which the model names it (kProducedLocation), or
+  // nullopt: no store, or data small enough to stay in the model, which the caller then computes
+  // and holds.
+  virtual std::optional<ExternalRef> defer(std::shared_ptr<const Deferred> data) {
+    (void)data;
+    return std::nullopt;
+  }
+  // The produced data a reference to kProducedLocation names.
+  virtual std::shared_ptr<const Deferred> produced(const ExternalRef& ref) {
+    (void)ref;
+    return nullptr;
+  }
+};
+
+// No files at all: what a pattern reads through when it was given none (a model in memory).
+class NoFiles final : public ExternalData {
+ public:
+  Result<uint64_t> size(const std::string&) override { return error("no data files were given"); }
+  Result<std::string> read(const std::string&, uint64_t, uint64_t) override { return error("no data files were given"); }
+  bool has_files() const override { return false; }
 };
 
 // The location by which the core refers to the input model file itself, where the skeleton
 // (core/onnx/skeleton.h) left out an initializer's raw_data. The NUL byte makes it no file name:
 // check_location refuses it in a model, and the splitter refuses a model that names it.
 inline const std::string kInputLocation("\0onnx-lattice:model", 19);
-// The location of data the conversion produced, kept out of protobuf's serialisation of the model
-// (core/onnx/skeleton.h) so that it is never copied; `offset` numbers the piece.
+// The location of data the conversion produced (ExternalData::defer), computed as it is written.
 inline const std::string kProducedLocation("\0onnx-lattice:new", 17);
-// The location of produced data the host keeps (ExternalData::keep); `offset` is where in it.
-inline const std::string kKeptLocation("\0onnx-lattice:kept", 18);
 inline constexpr std::string_view kReservedLocationPrefix{"\0onnx-lattice:", 14};
 // Whether a location is one of the core's own, not a data file of the model.
 inline bool is_reserved_location(std::string_view location) { return location.starts_with(kReservedLocationPrefix); }
-
-struct ExternalRef {
-  std::string location;
-  uint64_t offset = 0;
-  uint64_t length = 0;  // resolved: the `length` key, or the rest of the file
-};
 
 bool is_external(const onnx::TensorProto& tensor);
 
@@ -102,12 +120,19 @@ class TensorWithData {
   std::optional<onnx::TensorProto> copy_;
 };
 
-// A piece of an output data file: bytes the conversion made, or a range of an input data file.
+// A new tensor named `name` with the type and dims of `like`, holding `data`: deferred to the
+// conversion's store (`source`, which may be null) when it takes it, else computed now into raw_data.
+Result<onnx::TensorProto> produced_tensor(const std::string& name, const onnx::TensorProto& like,
+                                          std::shared_ptr<const Deferred> data, ExternalData* source);
+
+// A piece of an output file: bytes the conversion made, a range of an input file, or data it
+// produced, computed as it is written (from the input: Deferred::write).
 struct DataSegment {
   std::string bytes;
-  std::string location;  // empty: `bytes`
+  std::string location;  // empty: `bytes`, or `deferred`
   uint64_t offset = 0, length = 0;
-  uint64_t size() const { return location.empty() ? bytes.size() : length; }
+  std::shared_ptr<const Deferred> deferred;
+  uint64_t size() const { return deferred ? deferred->length() : location.empty() ? bytes.size() : length; }
 };
 
 // The bytes the segments make when written one after the other.

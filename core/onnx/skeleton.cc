@@ -311,7 +311,7 @@ class Segments {
  public:
   void bytes(std::string_view b) {
     if (b.empty()) return;
-    // Small runs join; a large piece of produced data is never grown (that would copy it).
+    // Small runs join; a large run is never grown (that would copy it).
     if (list_.empty() || !list_.back().location.empty() || list_.back().bytes.size() >= kJoinBelow) list_.push_back({});
     list_.back().bytes += b;
     size_ += b.size();
@@ -322,12 +322,8 @@ class Segments {
     bytes({reinterpret_cast<const char*>(buffer), static_cast<size_t>(end - buffer)});
   }
   void range(const std::string& location, uint64_t offset, uint64_t length) {
-    list_.push_back({"", location, offset, length});
+    list_.push_back({"", location, offset, length, nullptr});
     size_ += length;
-  }
-  void owned(std::string&& b) {
-    size_ += b.size();
-    list_.push_back({std::move(b), "", 0, 0});
   }
   // A length-delimited field holding `inner`: its segments moved, not copied.
   void field(int number, Segments&& inner) {
@@ -402,7 +398,7 @@ std::optional<ExternalRef> input_ref(std::string_view tensor, const std::vector<
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       return ec == std::errc() && end == value.data() + value.size();
     };
-    if (key == "location" && value != kInputLocation && value != kProducedLocation && value != kKeptLocation) {
+    if (key == "location" && value != kInputLocation && value != kProducedLocation) {
       return std::nullopt;
     }
     if (key == "location") ref.location = value;
@@ -426,9 +422,9 @@ bool written_before_raw_data(uint32_t tag) {
   return number <= 2 ? wire == WireFormatLite::WIRETYPE_VARINT : wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
 }
 
-// The tensor with its reference to the input or to `produced` data replaced by raw_data, where
+// The tensor with its reference to the input or to produced data replaced by raw_data, where
 // protobuf puts it.
-Segments spliced_tensor(std::string_view tensor, std::vector<std::string>& produced) {
+Segments spliced_tensor(std::string_view tensor) {
   Segments out;
   auto fields = fields_of(tensor);
   auto ref = fields ? input_ref(tensor, *fields) : std::nullopt;
@@ -440,11 +436,7 @@ Segments spliced_tensor(std::string_view tensor, std::vector<std::string>& produ
   auto place = [&] {
     out.varint(length_delimited(kTensorRawData));
     out.varint(ref->length);
-    if (ref->location == kProducedLocation) {
-      out.owned(std::move(produced.at(static_cast<size_t>(ref->offset))));
-    } else {
-      out.range(ref->location, ref->offset, ref->length);
-    }
+    out.range(ref->location, ref->offset, ref->length);
     placed = true;
   };
   for (const auto& f : *fields) {
@@ -481,10 +473,10 @@ std::optional<Segments> rewritten(std::string_view message, int field, Rewrite r
 
 }  // namespace
 
-Result<std::vector<DataSegment>> splice_skeleton(std::string serialized, std::vector<std::string> produced) {
+Result<std::vector<DataSegment>> splice_skeleton(std::string serialized) {
   auto model = rewritten(serialized, kModelGraph, [&](std::string_view graph) {
     return rewritten(graph, kGraphInitializer,
-                     [&](std::string_view tensor) { return std::optional(spliced_tensor(tensor, produced)); });
+                     [&](std::string_view tensor) { return std::optional(spliced_tensor(tensor)); });
   });
   if (!model) return error("could not write the converted model: its serialised form does not parse");
   if (model->size() > kMaxModelBytes) {
@@ -505,24 +497,71 @@ Result<std::string> SpanData::read(const std::string& location, uint64_t offset,
   return std::string(reinterpret_cast<const char*>(bytes_.data() + offset), static_cast<size_t>(length));
 }
 
-// The host that gave the input keeps the produced data too (kKeptLocation).
+std::optional<std::string_view> SpanData::view(const std::string& location, uint64_t offset, uint64_t length) {
+  if (location != kInputLocation || offset > bytes_.size() || length > bytes_.size() - offset) return std::nullopt;
+  return std::string_view(reinterpret_cast<const char*>(bytes_.data() + offset), static_cast<size_t>(length));
+}
+
 Result<uint64_t> ModelSource::size(const std::string& location) {
-  if (location == kInputLocation || location == kKeptLocation) return input_.size(location);
+  if (location == kInputLocation) return input_.size(location);
+  if (location == kProducedLocation) return produced_size_;
   if (!data_) return error("no data files were given to read it from");
   return data_->size(location);
 }
 
 Result<std::string> ModelSource::read(const std::string& location, uint64_t offset, uint64_t length) {
-  if (location == kInputLocation || location == kKeptLocation) return input_.read(location, offset, length);
+  if (location == kInputLocation) return input_.read(location, offset, length);
+  if (location == kProducedLocation) {
+    auto piece = produced({location, offset, length});
+    if (!piece) return error("no produced data there");
+    return materialise(*piece, *this);
+  }
   if (!data_) return error("no data files were given to read it from");
   return data_->read(location, offset, length);
 }
 
 bool ModelSource::has_files() const { return data_ != nullptr && data_->has_files(); }
 
-std::optional<uint64_t> ModelSource::keep(std::string_view bytes) {
-  if (bytes.size() < keep_from_) return std::nullopt;
-  return input_.keep(bytes);
+std::optional<std::string_view> ModelSource::view(const std::string& location, uint64_t offset, uint64_t length) {
+  if (location == kInputLocation) return input_.view(location, offset, length);
+  if (location == kProducedLocation || !data_) return std::nullopt;
+  return data_->view(location, offset, length);
+}
+
+ExternalRef ModelSource::store(std::shared_ptr<const Deferred> data) {
+  ExternalRef ref{kProducedLocation, produced_size_, data->length()};
+  produced_size_ += ref.length;
+  produced_.emplace(ref.offset, std::move(data));
+  return ref;
+}
+
+std::optional<ExternalRef> ModelSource::defer(std::shared_ptr<const Deferred> data) {
+  if (data->length() < defer_from_) return std::nullopt;
+  return store(std::move(data));
+}
+
+// The core refers to each piece whole.
+std::shared_ptr<const Deferred> ModelSource::produced(const ExternalRef& ref) {
+  auto piece = produced_.find(ref.offset);
+  if (ref.location != kProducedLocation || piece == produced_.end() || piece->second->length() != ref.length) return nullptr;
+  return piece->second;
+}
+
+void ModelSource::set_aside_produced(onnx::ModelProto& model, uint64_t threshold) {
+  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (is_external(t) || !t.has_raw_data() || t.raw_data().size() < threshold) continue;
+    refer_to(t, store(std::make_shared<HeldBytes>(std::move(*t.mutable_raw_data()))));
+  }
+}
+
+Result<std::vector<DataSegment>> ModelSource::resolve_produced(std::vector<DataSegment> segments) {
+  for (auto& s : segments) {
+    if (s.location != kProducedLocation) continue;
+    auto piece = produced({s.location, s.offset, s.length});
+    if (!piece) return error("could not write the converted model: it refers to produced data that is not there");
+    s = DataSegment{"", "", 0, 0, std::move(piece)};
+  }
+  return segments;
 }
 
 Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton& skeleton) {
@@ -536,23 +575,6 @@ Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton
   });
   if (reserved == skeleton.tensors_left_out) return ok_status();
   return error("{}", kReservedRefusal);
-}
-
-std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t threshold) {
-  std::vector<std::string> produced;
-  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
-    if (is_external(t) || !t.has_raw_data() || t.raw_data().size() < threshold) continue;
-    uint64_t length = t.raw_data().size();
-    produced.push_back(std::move(*t.mutable_raw_data()));
-    refer_to(t, {kProducedLocation, produced.size() - 1, length});
-  }
-  return produced;
-}
-
-void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host) {
-  if (is_external(tensor) || !tensor.has_raw_data()) return;
-  uint64_t length = tensor.raw_data().size();
-  if (auto offset = host.keep(tensor.raw_data())) refer_to(tensor, {kKeptLocation, *offset, length});
 }
 
 Result<Skeleton> split_skeleton(ExternalData& input, uint64_t size, uint64_t threshold) {

@@ -12,6 +12,8 @@
 // model with its data inline: fields in number order, raw_data (9) between name (8) and
 // double_data (10), the lengths of the enclosing messages grown to match.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,21 +40,10 @@ Result<Skeleton> split_skeleton(ExternalData& input, uint64_t size, uint64_t thr
 // written out as it is, so it is refused like one on a top-level initializer.
 Status check_reserved_locations(onnx::ModelProto& skeleton_model, const Skeleton& skeleton);
 
-// Moves the raw_data of each top-level initializer of at least `threshold` bytes that the
-// conversion produced out of the model, to be spliced back as it is written: returns the pieces,
-// each named in the model by location kProducedLocation and its index as offset. The model is
-// then only fit for serialising and splicing.
-std::vector<std::string> set_aside_produced(onnx::ModelProto& model, uint64_t threshold = kSkeletonThreshold);
-
-// Offers the raw_data of a tensor a pattern just made to the host (ExternalData::keep): if it
-// keeps it, the tensor refers to kKeptLocation, and is read back and spliced from there like a
-// range of the input. Otherwise nothing changes.
-void hand_over_produced(onnx::TensorProto& tensor, ExternalData& host);
-
-// The serialised model with every top-level initializer that refers to kInputLocation,
-// kKeptLocation or kProducedLocation written back as inline raw_data (a range of the input or of
-// the kept data, or the produced piece, moved); other bytes as they are.
-Result<std::vector<DataSegment>> splice_skeleton(std::string serialized, std::vector<std::string> produced = {});
+// The serialised model with every top-level initializer that refers to kInputLocation or
+// kProducedLocation written back as inline raw_data (a range of the input, or of the produced
+// data); other bytes as they are.
+Result<std::vector<DataSegment>> splice_skeleton(std::string serialized);
 
 // The input file as an ExternalData: a span in memory (the tests, the native CLI's mapping).
 class SpanData final : public ExternalData {
@@ -60,28 +51,44 @@ class SpanData final : public ExternalData {
   explicit SpanData(std::span<const uint8_t> bytes) : bytes_(bytes) {}
   Result<uint64_t> size(const std::string& location) override;
   Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
+  std::optional<std::string_view> view(const std::string& location, uint64_t offset, uint64_t length) override;
 
  private:
   std::span<const uint8_t> bytes_;
 };
 
-// The input model (kInputLocation) from `input`, every other location from `data` (which may be
-// null: a model referring to data files is then refused when its references are checked).
-// Produced data of `keep_from` bytes or more, as large as what the skeleton leaves in the input,
-// is offered to `input`'s host to keep (kKeptLocation), and read back from it.
+// What the conversion reads and makes: the input model (kInputLocation) from `input`, every other
+// location from `data` (which may be null: a model referring to data files is then refused when
+// its references are checked), and the data its patterns produce (kProducedLocation), held as
+// Deferred pieces, one after the other. Produced data of `defer_from` bytes or more, as large as
+// what the skeleton leaves in the input, is deferred; smaller data stays in the model.
 class ModelSource final : public ExternalData {
  public:
-  ModelSource(ExternalData& input, ExternalData* data, uint64_t keep_from = kSkeletonThreshold)
-      : input_(input), data_(data), keep_from_(keep_from) {}
+  ModelSource(ExternalData& input, ExternalData* data, uint64_t defer_from = kSkeletonThreshold)
+      : input_(input), data_(data), defer_from_(defer_from) {}
   Result<uint64_t> size(const std::string& location) override;
   Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
   bool has_files() const override;
-  std::optional<uint64_t> keep(std::string_view bytes) override;
+  std::optional<std::string_view> view(const std::string& location, uint64_t offset, uint64_t length) override;
+  std::optional<ExternalRef> defer(std::shared_ptr<const Deferred> data) override;
+  std::shared_ptr<const Deferred> produced(const ExternalRef& ref) override;
+
+  // Takes `data` whatever its size.
+  ExternalRef store(std::shared_ptr<const Deferred> data);
+  // Moves the raw_data of each top-level initializer of at least `threshold` bytes that the
+  // conversion produced into the store, so that protobuf never copies it. The model is then only
+  // fit for serialising and splicing.
+  void set_aside_produced(onnx::ModelProto& model, uint64_t threshold = kSkeletonThreshold);
+  // The segments with each range of produced data replaced by the Deferred piece itself: the
+  // output's readers know only the input's files.
+  Result<std::vector<DataSegment>> resolve_produced(std::vector<DataSegment> segments);
 
  private:
   ExternalData& input_;
   ExternalData* data_;
-  uint64_t keep_from_;
+  uint64_t defer_from_;
+  std::map<uint64_t, std::shared_ptr<const Deferred>> produced_;  // by offset in kProducedLocation
+  uint64_t produced_size_ = 0;
 };
 
 }  // namespace lattice

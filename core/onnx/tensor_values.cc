@@ -1,10 +1,13 @@
 #include "core/onnx/tensor_values.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/onnx/tensor_data.h"
 #include "core/onnx/tensor_type.h"
+#include "core/util/utf8.h"
 
 namespace lattice {
 
@@ -101,7 +104,11 @@ Result<std::vector<int64_t>> read_int_values(const TensorProto& t, std::string_v
   return error("{} has element type {}; expected int64 or int32", what, onnx_types::element_name(t.data_type()));
 }
 
-namespace detail {
+namespace {
+
+// Element i of a float tensor (checked by the caller), from raw_data or the typed field.
+template <typename T>
+double element(const TensorProto& t, size_t i);
 
 template <>
 double element<float>(const TensorProto& t, size_t i) {
@@ -146,29 +153,77 @@ void store(char* out, int32_t data_type, double v) {
   }
 }
 
+Status check_float_type(const TensorProto& t, std::string_view what) {
+  if (is_float_type(t.data_type())) return ok_status();
+  return error("{} has element type {}; only float, double and float16 can be folded", what,
+               onnx_types::element_name(t.data_type()));
+}
+
 Status check_float_tensor(const TensorProto& t, std::string_view what, size_t& count) {
   if (auto s = check_tensor_data(t, what); !s) return s;
-  if (!is_float_type(t.data_type())) {
-    return error("{} has element type {}; only float, double and float16 can be folded", what,
-                 onnx_types::element_name(t.data_type()));
-  }
+  if (auto s = check_float_type(t, what); !s) return s;
   auto n = element_count(t, what);
   if (!n) return n.error();
   count = static_cast<size_t>(*n);
   return ok_status();
 }
 
-}  // namespace detail
+// One element as stored (T: float, double, or uint16_t for float16 bits), to and from double.
+template <typename T>
+double widen(T stored) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return half_to_float(stored);
+  } else {
+    return stored;
+  }
+}
+template <typename T>
+T narrow(double v) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return double_to_half(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+// Whether a stored element is finite: its exponent bits are not all ones. Bit tests, so that the
+// check vectorises with the rounding (memcpy: the wasm toolchain's library has no std::bit_cast).
+template <typename T>
+bool finite(T stored) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return (stored & 0x7c00) != 0x7c00;
+  } else {
+    using Bits = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
+    constexpr auto kExponent = static_cast<Bits>(std::is_same_v<T, float> ? 0x7f800000ull : 0x7ff0000000000000ull);
+    Bits bits;
+    std::memcpy(&bits, &stored, sizeof bits);
+    return (bits & kExponent) != kExponent;
+  }
+}
 
-// The same element readers as map_values: one place knows how each type is stored.
+// The stored values as raw_data would hold them: the typed fields' values are copied.
+template <typename T>
+std::string raw_bytes(const TensorProto& t, size_t count) {
+  if (t.has_raw_data()) return t.raw_data();
+  std::string raw;
+  raw.reserve(count * sizeof(T));
+  for (size_t i = 0; i < count; ++i) {
+    T stored = narrow<T>(element<T>(t, i));  // exact: the element came from this type
+    raw.append(reinterpret_cast<const char*>(&stored), sizeof(T));
+  }
+  return raw;
+}
+
+}  // namespace
+
+// The same element readers as MappedValues: one place knows how each type is stored.
 Result<std::vector<double>> read_values(const TensorProto& t, std::string_view what) {
   size_t count = 0;
-  if (auto s = detail::check_float_tensor(t, what, count); !s) return s.error();
+  if (auto s = check_float_tensor(t, what, count); !s) return s.error();
   std::vector<double> out(count);
   for (size_t i = 0; i < count; ++i) {
-    out[i] = t.data_type() == TensorProto::DOUBLE    ? detail::element<double>(t, i)
-             : t.data_type() == TensorProto::FLOAT16 ? detail::element<uint16_t>(t, i)
-                                                     : detail::element<float>(t, i);
+    out[i] = t.data_type() == TensorProto::DOUBLE    ? element<double>(t, i)
+             : t.data_type() == TensorProto::FLOAT16 ? element<uint16_t>(t, i)
+                                                     : element<float>(t, i);
   }
   return out;
 }
@@ -179,11 +234,86 @@ TensorProto make_tensor(const std::string& name, int32_t data_type, const std::v
   t.set_name(name);
   t.set_data_type(data_type);
   for (auto d : dims) t.add_dims(d);
-  size_t width = detail::element_width(data_type);
+  size_t width = element_width(data_type);
   std::string raw(values.size() * width, '\0');
-  for (size_t i = 0; i < values.size(); ++i) detail::store(raw.data() + i * width, data_type, values[i]);
+  for (size_t i = 0; i < values.size(); ++i) store(raw.data() + i * width, data_type, values[i]);
   t.set_raw_data(std::move(raw));
   return t;
+}
+
+Result<std::shared_ptr<const MappedValues>> MappedValues::of(const TensorProto& t, std::string_view what,
+                                                             ExternalData* data, BlockMap fn) {
+  if (auto s = check_float_type(t, what); !s) return s.error();
+  std::shared_ptr<const Deferred> source;
+  if (is_external(t) && !t.has_raw_data()) {
+    ExternalRef ref = stored_ref(t);  // checked, with its offset and length, by load_needed_values
+    if (!data) return error("{} keeps its data in '{}', which was not given", what, printable(ref.location));
+    source = ref.location == kProducedLocation ? data->produced(ref) : std::make_shared<InputRange>(ref.location, ref.offset, ref.length);
+    if (!source) return error("{} refers to produced data that is not there", what);
+  } else {
+    size_t count = 0;
+    if (auto s = check_float_tensor(t, what, count); !s) return s.error();
+    std::string raw = t.data_type() == TensorProto::DOUBLE    ? raw_bytes<double>(t, count)
+                      : t.data_type() == TensorProto::FLOAT16 ? raw_bytes<uint16_t>(t, count)
+                                                              : raw_bytes<float>(t, count);
+    source = std::make_shared<HeldBytes>(std::move(raw));
+  }
+  return std::make_shared<const MappedValues>(std::move(source), t.data_type(), std::move(fn));
+}
+
+template <typename T>
+Status MappedValues::run(ExternalData& input, const ByteSink* sink, std::optional<double>* unrepresentable) const {
+  constexpr size_t kBlock = 2048;
+  std::vector<T> stored(kBlock);
+  std::vector<double> values(kBlock);
+  size_t filled = 0, first = 0;  // bytes of `stored` filled; the element stored[0] is
+  auto map_block = [&](size_t n) {
+    for (size_t k = 0; k < n; ++k) values[k] = widen(stored[k]);
+    fn_(first, std::span<double>(values.data(), n));
+    bool all_finite = true;
+    for (size_t k = 0; k < n; ++k) {
+      stored[k] = narrow<T>(values[k]);
+      all_finite &= finite(stored[k]);
+    }
+    if (!all_finite && unrepresentable && !*unrepresentable) {
+      for (size_t k = 0; k < n && !*unrepresentable; ++k) {
+        if (!finite(stored[k])) *unrepresentable = values[k];
+      }
+    }
+    first += n;
+    return sink ? (*sink)({reinterpret_cast<const char*>(stored.data()), n * sizeof(T)}) : ok_status();
+  };
+  auto read = source_->write(input, [&](std::string_view bytes) {
+    auto* block = reinterpret_cast<char*>(stored.data());
+    while (!bytes.empty()) {
+      size_t take = std::min(bytes.size(), kBlock * sizeof(T) - filled);
+      std::memcpy(block + filled, bytes.data(), take);
+      filled += take;
+      bytes.remove_prefix(take);
+      if (filled == kBlock * sizeof(T)) {
+        filled = 0;
+        if (auto s = map_block(kBlock); !s) return s;
+      }
+    }
+    return ok_status();
+  });
+  if (!read) return read;
+  if (filled % sizeof(T) != 0) return error("the data does not hold whole elements");
+  return filled > 0 ? map_block(filled / sizeof(T)) : ok_status();
+}
+
+Status MappedValues::run_any(ExternalData& input, const ByteSink* sink, std::optional<double>* unrepresentable) const {
+  if (data_type_ == TensorProto::DOUBLE) return run<double>(input, sink, unrepresentable);
+  if (data_type_ == TensorProto::FLOAT16) return run<uint16_t>(input, sink, unrepresentable);
+  return run<float>(input, sink, unrepresentable);
+}
+
+Status MappedValues::write(ExternalData& input, const ByteSink& sink) const { return run_any(input, &sink, nullptr); }
+
+Result<std::optional<double>> MappedValues::first_unrepresentable(ExternalData& input) const {
+  std::optional<double> found;
+  if (auto s = run_any(input, nullptr, &found); !s) return s.error();
+  return found;
 }
 
 }  // namespace lattice

@@ -133,10 +133,6 @@ class Driver {
       record.new_node_ops.push_back(n.op_type());
       if (n.output_size() > 0) new_labels.emplace_back(n.output(0), std::move(label));
     }
-    // Large new tensors (folded weights) leave for the host at once where it keeps them.
-    if (data_) {
-      for (auto& t : replacement->initializers) hand_over_produced(t, *data_);
-    }
     auto applied = rewriter_.apply(m, std::move(replacement).value());
     if (!applied) return refuse(std::move(record), applied.error().message);
     for (auto& [output, label] : new_labels) labels_[output] = std::move(label);

@@ -124,22 +124,12 @@ inline onnx::ModelProto conv_bn_model(int64_t channels, bool with_bias, int opse
   return m;
 }
 
-// Data files by location; counts the bytes read, to show what is and is not read. With `keeps`,
-// it keeps the data a conversion produces, as the wasm host does (files[kKeptLocation]).
+// Data files by location; counts the bytes read, to show what is and is not read.
 class MemoryData final : public lattice::ExternalData {
  public:
   std::map<std::string, std::string> files;
   uint64_t bytes_read = 0;
   int reads = 0;
-  bool keeps = false;
-
-  std::optional<uint64_t> keep(std::string_view bytes) override {
-    if (!keeps) return std::nullopt;
-    std::string& kept = files[lattice::kKeptLocation];
-    uint64_t offset = kept.size();
-    kept += bytes;
-    return offset;
-  }
 
   lattice::Result<uint64_t> size(const std::string& location) override {
     auto it = files.find(location);

@@ -9,7 +9,7 @@ import {
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { CLIS, NATIVE_CLI, NODE_CLI, fixture, scratch } from './helpers.mjs';
+import { CLIS, NATIVE_CLI, NODE_CLI, ZOO, fixture, scratch } from './helpers.mjs';
 
 const SAMPLE = fixture('sample.onnx');
 
@@ -97,6 +97,36 @@ test('-o - writes the model to standard output and the summary to standard error
   for (const { r } of both(nothing, () => ['convert', SAMPLE, '-o', '-', '--report', '-'])) {
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--report - cannot share it/);
+  }
+});
+
+// Folded weights over 64 KiB are computed as they are written (core/onnx/deferred_data.h): to a
+// file, to standard output, to a device and to a data file, by either CLI, the bytes are the same.
+test('a real model\'s folded weights are written alike to a file, standard output and a data file', (t) => {
+  const model = join(ZOO, 'resnet18.onnx');
+  if (!existsSync(model)) return t.skip(`no ${model} (scripts/test.sh generates the zoo)`);
+  const dir = scratch();
+  const binary = {
+    native: (args) => spawnSync(NATIVE_CLI, args, { maxBuffer: 1 << 28 }),
+    node: (args) => spawnSync(process.execPath, [NODE_CLI, ...args], { maxBuffer: 1 << 28 }),
+  };
+  const expected = join(dir, 'expected.onnx');
+  assert.equal(binary.native(['convert', model, '-o', expected, '--quiet']).status, 0);
+  const bytes = readFileSync(expected);
+  assert.ok(bytes.length > 40 << 20, 'the weights are in the model file');
+  for (const [cli, run] of Object.entries(binary)) {
+    const file = join(dir, `${cli}.onnx`);
+    assert.equal(run(['convert', model, '-o', file, '--quiet']).status, 0, cli);
+    assert.ok(readFileSync(file).equals(bytes), `${cli}: the file`);
+    const out = run(['convert', model, '-o', '-', '--quiet']);
+    assert.equal(out.status, 0, `${cli}: ${out.stderr}`);
+    assert.ok(out.stdout.equals(bytes), `${cli}: standard output`);
+    assert.equal(run(['convert', model, '-o', '/dev/null', '--quiet']).status, 0, `${cli}: a device`);
+    const split = join(dir, `${cli}.external.onnx`);
+    assert.equal(run(['convert', model, '-o', split, '--external-data', '--quiet']).status, 0, cli);
+    const back = join(dir, `${cli}.inline.onnx`);
+    assert.equal(run(['convert', split, '-o', back, '--inline', '--target', 'none', '--no-fold-bn', '--quiet']).status, 0);
+    assert.ok(readFileSync(back).equals(bytes), `${cli}: the data file holds the same weights`);
   }
 });
 

@@ -118,10 +118,7 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
     return error("the weight '{}' of '{}' is not a constant: it is the {}", layer.input(1), label,
                  ctx.view.describe(layer.input(1)));
   }
-  // The weight's data is read here, not before: large ones stay in their file until a fold needs them.
-  auto w_data = TensorWithData::of(*weight, fmt::format("the weight '{}'", layer.input(1)), ctx.data);
-  if (!w_data) return w_data.error();
-  const onnx::TensorProto& w = **w_data;
+  const onnx::TensorProto& w = *weight;  // its data stays where it is until the fold reads it below
   if (!is_float_type(w.data_type())) {
     return error("the weight '{}' of '{}' is not float, double or float16", layer.input(1), label);
   }
@@ -173,12 +170,21 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   onnx::NodeProto folded = layer;
   std::string w_name = names.fresh(layer.input(1) + std::string(suffix));
   std::string b_name = names.fresh((has_bias ? layer.input(2) : label + ".bias") + std::string(suffix));
-  auto folded_w = map_values(w, w_name, fmt::format("the weight '{}'", layer.input(1)),
-                             [&](size_t first, std::span<double> values) { layout->scale(first, values, affine.scale); });
+  // The folded weight is computed here once, to know it fits its type, and again as the model is
+  // written (MappedValues): a conversion never holds every folded layer.
+  std::string w_what = fmt::format("the weight '{}'", layer.input(1));
+  auto folded_w = MappedValues::of(w, w_what, ctx.data, [layout = *layout, scale = affine.scale](
+                                                                  size_t first, std::span<double> values) {
+    layout.scale(first, values, scale);
+  });
   if (!folded_w) return folded_w.error();
+  NoFiles no_files;
+  ExternalData& files = ctx.data ? *ctx.data : no_files;
+  auto unrepresentable = (*folded_w)->first_unrepresentable(files);
+  if (!unrepresentable) return error("{}: cannot read its data: {}", w_what, unrepresentable.error().message);
   // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
   std::optional<std::pair<double, int32_t>> overflow;
-  if (folded_w->unrepresentable) overflow.emplace(*folded_w->unrepresentable, w.data_type());
+  if (*unrepresentable) overflow.emplace(**unrepresentable, w.data_type());
   for (size_t c = 0; c < channels && !overflow; ++c) {
     if (!fits_type(folded_b[c], bias_type)) overflow.emplace(folded_b[c], bias_type);
   }
@@ -186,7 +192,9 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
     return error("folding {} into '{}' would give the value {}, which {} cannot hold", source, label, overflow->first,
                  onnx_types::element_name(overflow->second));
   }
-  r.initializers.push_back(std::move(folded_w->tensor));
+  auto w_tensor = produced_tensor(w_name, w, *folded_w, ctx.data);
+  if (!w_tensor) return w_tensor.error();
+  r.initializers.push_back(std::move(w_tensor).value());
   r.initializers.push_back(make_tensor(b_name, bias_type, bias_dims, folded_b));
   folded.set_input(1, w_name);
   if (folded.input_size() > 2) {

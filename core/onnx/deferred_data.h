@@ -1,0 +1,59 @@
+#pragma once
+// Tensor data a pattern defines but does not hold: a fold's weights are computed from the layer's
+// weights each time they are needed -- once to check them, once as the model is written, block by
+// block straight into the output -- so a conversion never holds the folded model in memory, and
+// the bytes it writes were computed an instant before (hot in the cache, no page faults on large
+// new buffers: holding them cost the native CLI half its time).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/util/result.h"
+
+namespace lattice {
+
+class ExternalData;
+
+// Takes the next bytes of what is being written, in order.
+using ByteSink = std::function<Status(std::string_view)>;
+
+class Deferred {
+ public:
+  virtual ~Deferred() = default;
+  virtual uint64_t length() const = 0;
+  // Gives sink the `length()` bytes, in order, the same each time. `input` reads the files the
+  // conversion read (the model file as kInputLocation, its data files).
+  virtual Status write(ExternalData& input, const ByteSink& sink) const = 0;
+};
+
+// Bytes in memory as a Deferred.
+class HeldBytes final : public Deferred {
+ public:
+  explicit HeldBytes(std::string bytes) : bytes_(std::move(bytes)) {}
+  uint64_t length() const override { return bytes_.size(); }
+  Status write(ExternalData&, const ByteSink& sink) const override { return sink(bytes_); }
+
+ private:
+  std::string bytes_;
+};
+
+// A range of one of the input's files as a Deferred, read in chunks of at most kChunk bytes.
+class InputRange final : public Deferred {
+ public:
+  static constexpr uint64_t kChunk = 1 << 20;
+  InputRange(std::string location, uint64_t offset, uint64_t length)
+      : location_(std::move(location)), offset_(offset), length_(length) {}
+  uint64_t length() const override { return length_; }
+  Status write(ExternalData& input, const ByteSink& sink) const override;
+
+ private:
+  std::string location_;
+  uint64_t offset_, length_;
+};
+
+// All of a Deferred's bytes in one string: for a reader that needs them at once.
+Result<std::string> materialise(const Deferred& deferred, ExternalData& input);
+
+}  // namespace lattice
