@@ -214,11 +214,11 @@ Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& opt
   return convert(input, bytes.size(), options, progress, data, data_file);
 }
 
-std::optional<std::string> ConvertResult::output(std::string_view input, ExternalData* data) const {
+std::optional<std::string> ConvertResult::output(std::string_view input, ExternalData* data_files) const {
   if (report.options.dry_run) return std::nullopt;
   if (!converted) return std::string(input);
   SpanData model({reinterpret_cast<const uint8_t*>(input.data()), input.size()});
-  ModelSource source(model, data);
+  ModelSource source(model, data_files);
   auto bytes = assemble(*converted, source);
   return bytes ? std::optional(std::move(bytes).value()) : std::nullopt;
 }

@@ -31,9 +31,9 @@ struct ConvertResult {
   std::optional<Json> input_description, description;
 
   // The model file's bytes for a caller holding the input in memory (and reading its data files
-  // through `data`, for the folds computed from them): the converted model put together, or the
-  // input itself; nullopt for a dry run.
-  std::optional<std::string> output(std::string_view input, ExternalData* data = nullptr) const;
+  // through `data_files`, for the folds computed from them): the converted model put together, or
+  // the input itself; nullopt for a dry run.
+  std::optional<std::string> output(std::string_view input, ExternalData* data_files = nullptr) const;
 };
 
 // `progress` hears of each stage as it starts: parse, validate, the conversion and fusion passes,
