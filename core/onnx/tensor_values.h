@@ -59,6 +59,8 @@ class MappedValues final : public Deferred {
                                                        ExternalData* data, BlockMap fn);
   uint64_t length() const override { return source_->length(); }
   Status write(ExternalData& input, const ByteSink& sink) const override;
+  // The tensor's raw bytes it is computed from.
+  const std::shared_ptr<const Deferred>& source() const { return source_; }
   // The first mapped value the type cannot hold (not finite, or float16 past 65504), if any:
   // computes every value once, writing nothing.
   Result<std::optional<double>> first_unrepresentable(ExternalData& input) const;

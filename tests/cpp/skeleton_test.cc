@@ -152,6 +152,43 @@ TEST_CASE("conversions that leave tensor data in the file equal those that read 
   CHECK(deferred_somewhere);  // folding deferred its weights, on some model at least
 }
 
+TEST_CASE("a fold of a folded weight computes it from the first fold's recipe, to the held result") {
+  // Conv -> BatchNormalization -> Mul -> Add by per-channel constants: the scale-and-shift fold
+  // reads the weight the BatchNorm fold made, which the small limits leave deferred (a
+  // MappedValues of a MappedValues).
+  onnx::ModelProto m = test::conv_bn_model(16, true);
+  auto& g = *m.mutable_graph();
+  for (const char* name : {"scale", "shift"}) {
+    auto t = g.initializer(2);  // the first BatchNormalization's gamma: 16 distinct values
+    t.set_name(name);
+    t.clear_dims();
+    for (int64_t d : {1, 16, 1, 1}) t.add_dims(d);
+    *g.add_initializer() = t;
+  }
+  test::add_node(g, "Mul", "mul", {"y", "scale"}, {"scaled"});
+  test::add_node(g, "Add", "add", {"scaled", "shift"}, {"z"});
+  g.mutable_output(0)->set_name("z");
+  std::string bytes = m.SerializeAsString();
+  Options options;
+  options.target = "none";
+  test::MemoryData deferred_files, held_files;
+  deferred_files.files[kInputLocation] = held_files.files[kInputLocation] = bytes;
+  auto deferred = convert(deferred_files, bytes.size(), options, {}, &deferred_files, "", DataLimits{64, 64});
+  auto held = convert(held_files, bytes.size(), options, {}, &held_files, "", DataLimits{uint64_t{1} << 40, uint64_t{1} << 40});
+  REQUIRE(deferred);
+  REQUIRE(held);
+  CHECK(std::count_if(deferred->report.matches.begin(), deferred->report.matches.end(),
+                      [](const auto& match) { return match.applied; }) == 2);
+  auto mapped_of_mapped = [](const DataSegment& s) {
+    const auto* mapped = dynamic_cast<const MappedValues*>(s.deferred.get());
+    return mapped != nullptr && mapped->source() != nullptr &&
+           dynamic_cast<const MappedValues*>(mapped->source().get()) != nullptr;
+  };
+  REQUIRE(deferred->converted);
+  CHECK(std::any_of(deferred->converted->begin(), deferred->converted->end(), mapped_of_mapped));
+  CHECK(*deferred->output(bytes) == *held->output(bytes));
+}
+
 TEST_CASE("large tensor data is never read when no pattern needs it") {
   // One 8 MiB initializer nothing reads: the walk skips it without reading it.
   onnx::ModelProto m = test::tiny_model();
