@@ -261,58 +261,86 @@ Result<std::shared_ptr<const MappedValues>> MappedValues::of(const TensorProto& 
   return std::make_shared<const MappedValues>(std::move(source), t.data_type(), std::move(fn));
 }
 
-template <typename T>
-Status MappedValues::run(ExternalData& input, const ByteSink* sink, std::optional<double>* unrepresentable) const {
-  constexpr size_t kBlock = 2048;
+namespace {
+
+// Reads the values of `bytes` (raw data of element type T) in blocks of kBlock, widened to double:
+// fn(first, stored, values) gets elements first, first + 1, ... as stored and widened.
+constexpr size_t kBlock = 2048;
+template <typename T, typename Fn>
+Status read_blocks(const Deferred& bytes, ExternalData& input, Fn fn) {
   std::vector<T> stored(kBlock);
   std::vector<double> values(kBlock);
   size_t filled = 0, first = 0;  // bytes of `stored` filled; the element stored[0] is
-  auto map_block = [&](size_t n) {
+  auto block = [&](size_t n) {
     for (size_t k = 0; k < n; ++k) values[k] = widen(stored[k]);
-    fn_(first, std::span<double>(values.data(), n));
-    bool all_finite = true;
-    for (size_t k = 0; k < n; ++k) {
-      stored[k] = narrow<T>(values[k]);
-      all_finite &= finite(stored[k]);
-    }
-    if (!all_finite && unrepresentable && !*unrepresentable) {
-      for (size_t k = 0; k < n && !*unrepresentable; ++k) {
-        if (!finite(stored[k])) *unrepresentable = values[k];
-      }
-    }
+    Status s = fn(first, std::span<T>(stored.data(), n), std::span<double>(values.data(), n));
     first += n;
-    return sink ? (*sink)({reinterpret_cast<const char*>(stored.data()), n * sizeof(T)}) : ok_status();
+    return s;
   };
-  auto read = source_->write(input, [&](std::string_view bytes) {
-    auto* block = reinterpret_cast<char*>(stored.data());
-    while (!bytes.empty()) {
-      size_t take = std::min(bytes.size(), kBlock * sizeof(T) - filled);
-      std::memcpy(block + filled, bytes.data(), take);
+  auto read = bytes.write(input, [&](std::string_view chunk) {
+    auto* to = reinterpret_cast<char*>(stored.data());
+    while (!chunk.empty()) {
+      size_t take = std::min(chunk.size(), kBlock * sizeof(T) - filled);
+      std::memcpy(to + filled, chunk.data(), take);
       filled += take;
-      bytes.remove_prefix(take);
+      chunk.remove_prefix(take);
       if (filled == kBlock * sizeof(T)) {
         filled = 0;
-        if (auto s = map_block(kBlock); !s) return s;
+        if (auto s = block(kBlock); !s) return s;
       }
     }
     return ok_status();
   });
   if (!read) return read;
   if (filled % sizeof(T) != 0) return error("the data does not hold whole elements");
-  return filled > 0 ? map_block(filled / sizeof(T)) : ok_status();
+  return filled > 0 ? block(filled / sizeof(T)) : ok_status();
 }
 
-Status MappedValues::run_any(ExternalData& input, const ByteSink* sink, std::optional<double>* unrepresentable) const {
-  if (data_type_ == TensorProto::DOUBLE) return run<double>(input, sink, unrepresentable);
-  if (data_type_ == TensorProto::FLOAT16) return run<uint16_t>(input, sink, unrepresentable);
-  return run<float>(input, sink, unrepresentable);
+// fn instantiated for the stored type of `data_type` (a float type).
+template <typename Fn>
+Status for_stored_type(int32_t data_type, Fn fn) {
+  if (data_type == TensorProto::DOUBLE) return fn(double{});
+  if (data_type == TensorProto::FLOAT16) return fn(uint16_t{});
+  return fn(float{});
 }
 
-Status MappedValues::write(ExternalData& input, const ByteSink& sink) const { return run_any(input, &sink, nullptr); }
+}  // namespace
+
+Status MappedValues::run(ExternalData& input, const ByteSink* sink, std::optional<double>* unrepresentable) const {
+  return for_stored_type(data_type_, [&](auto tag) {
+    using T = decltype(tag);
+    return read_blocks<T>(*source_, input, [&](size_t first, std::span<T> stored, std::span<double> values) {
+      fn_(first, values);
+      bool all_finite = true;
+      for (size_t k = 0; k < values.size(); ++k) {
+        stored[k] = narrow<T>(values[k]);
+        all_finite &= finite(stored[k]);
+      }
+      if (!all_finite && unrepresentable && !*unrepresentable) {
+        for (size_t k = 0; k < values.size() && !*unrepresentable; ++k) {
+          if (!finite(stored[k])) *unrepresentable = values[k];
+        }
+      }
+      return sink ? (*sink)({reinterpret_cast<const char*>(stored.data()), stored.size() * sizeof(T)}) : ok_status();
+    });
+  });
+}
+
+Status MappedValues::scan(ExternalData& input, const BlockScan& scan) const {
+  return for_stored_type(data_type_, [&](auto tag) {
+    using T = decltype(tag);
+    return read_blocks<T>(*source_, input, [&](size_t first, std::span<T>, std::span<double> values) {
+      scan(first, values);
+      return ok_status();
+    });
+  });
+}
+
+Status MappedValues::write(ExternalData& input, const ByteSink& sink) const { return run(input, &sink, nullptr); }
 
 Result<std::optional<double>> MappedValues::first_unrepresentable(ExternalData& input) const {
   std::optional<double> found;
-  if (auto s = run_any(input, nullptr, &found); !s) return s.error();
+  if (auto s = run(input, nullptr, &found); !s) return s.error();
   return found;
 }
 

@@ -171,6 +171,32 @@ TEST_CASE("training-mode BatchNormalization is left alone, with the reason") {
   }
 }
 
+TEST_CASE("a folded weight its type cannot hold refuses the fold, naming the first such value") {
+  // Channel 1's scale is about 1e10 (gamma, var 1): a weight of 3e30 there becomes 3e40, past float's
+  // range, while the folded bias (0) fits. A NaN weight stays NaN whatever the scale.
+  auto set = [](onnx::ModelProto& m, const std::string& name, size_t i, float v) {
+    for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+      if (t.name() == name) t.set_float_data(static_cast<int>(i), v);
+    }
+  };
+  auto too_large = test::conv_bn_model(3, false);
+  set(too_large, "gamma", 1, 1e10f);
+  set(too_large, "mean", 1, 0.0f);
+  set(too_large, "beta", 1, 0.0f);
+  set(too_large, "var", 1, 1.0f);
+  set(too_large, "w", 4, 3e30f);  // [1, 1]
+  auto not_a_number = test::conv_bn_model(3, false);
+  set(not_a_number, "w", 7, std::nanf(""));  // [2, 1]
+  for (const auto& [model, value] : {std::pair{too_large, "2.99998"}, std::pair{not_a_number, "nan"}}) {
+    auto [out, report] = convert_model(model);
+    REQUIRE(report.matches.size() == 1);
+    CHECK_FALSE(report.matches[0].applied);
+    CHECK_THAT(report.matches[0].reason,
+               Contains(std::string("would give the value ") + value) && Contains("which float cannot hold"));
+    CHECK(out.graph().node_size() == 2);
+  }
+}
+
 TEST_CASE("parameters that are graph inputs are not constants and are not folded") {
   auto model = test::conv_bn_model(3, true);
   test::set_input_shape(*model.mutable_graph()->add_input(), "var", {3});
