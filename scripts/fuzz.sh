@@ -25,6 +25,15 @@ cp "$ROOT"/tests/fixtures/*.onnx "$ROOT"/tests/fixtures/crafted/* "$seeds/"
 if compgen -G "$ROOT/tests/fixtures/fuzz/*.bin" >/dev/null; then cp "$ROOT"/tests/fixtures/fuzz/*.bin "$seeds/"; fi
 max_len=$(( $(stat -c %s "$seeds"/* | sort -n | tail -1) * 2 ))
 
+# Each run first replays the whole corpus, which only grows: past 2,000 inputs (about 30 s of
+# replay) it is merged down to the inputs that add coverage, so the budget goes to fuzzing.
+if (( $(ls "$corpus" | wc -l) > 2000 )); then
+  log "merging the corpus ($(ls "$corpus" | wc -l) inputs) down to those that add coverage"
+  merged=$(mktemp -d "$CACHE/fuzz-corpus-merge.XXXXXX")
+  "$build/onnx_lattice_fuzzer" -merge=1 -timeout=10 -rss_limit_mb=2048 "$merged" "$corpus" >/dev/null 2>&1 &&
+    rm -rf "$corpus" && mv "$merged" "$corpus" || rm -rf "$merged"
+fi
+
 log "fuzzing for ${seconds}s (corpus $corpus)"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -268,8 +268,10 @@ namespace {
 constexpr size_t kBlock = 2048;
 template <typename T, typename Fn>
 Status read_blocks(const Deferred& bytes, ExternalData& input, Fn fn) {
-  std::vector<T> stored(kBlock);
-  std::vector<double> values(kBlock);
+  // No larger than the tensor: most tensors of a model are small.
+  const size_t block_size = std::clamp<size_t>(static_cast<size_t>(bytes.length() / sizeof(T)), 1, kBlock);
+  std::vector<T> stored(block_size);
+  std::vector<double> values(block_size);
   size_t filled = 0, first = 0;  // bytes of `stored` filled; the element stored[0] is
   auto block = [&](size_t n) {
     for (size_t k = 0; k < n; ++k) values[k] = widen(stored[k]);
@@ -280,13 +282,13 @@ Status read_blocks(const Deferred& bytes, ExternalData& input, Fn fn) {
   auto read = bytes.write(input, [&](std::string_view chunk) {
     auto* to = reinterpret_cast<char*>(stored.data());
     while (!chunk.empty()) {
-      size_t take = std::min(chunk.size(), kBlock * sizeof(T) - filled);
+      size_t take = std::min(chunk.size(), block_size * sizeof(T) - filled);
       std::memcpy(to + filled, chunk.data(), take);
       filled += take;
       chunk.remove_prefix(take);
-      if (filled == kBlock * sizeof(T)) {
+      if (filled == block_size * sizeof(T)) {
         filled = 0;
-        if (auto s = block(kBlock); !s) return s;
+        if (auto s = block(block_size); !s) return s;
       }
     }
     return ok_status();
