@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "core/onnx/tensor_data.h"
@@ -185,21 +186,20 @@ T narrow(double v) {
     return static_cast<T>(v);
   }
 }
-// Whether a stored element is finite: its exponent bits are not all ones. Bit tests, so that the
-// check vectorises with the rounding (memcpy: the wasm toolchain's library has no std::bit_cast).
+// Whether `v` rounds to a finite value of T. Float and double compare the magnitude with the
+// point from which rounding overflows (float: its largest value plus half an ulp, ties rounding
+// up to even), a loop the compiler vectorises, as the fold checks every weight this way; float16
+// rounds (double_to_half's detour through float can round up near that point).
 template <typename T>
-bool finite(T stored) {
+bool representable(double v) {
   if constexpr (std::is_same_v<T, uint16_t>) {
-    return (stored & 0x7c00) != 0x7c00;
+    return (double_to_half(v) & 0x7c00) != 0x7c00;
+  } else if constexpr (std::is_same_v<T, float>) {
+    return std::fabs(v) < 0x1.ffffffp+127;
   } else {
-    using Bits = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
-    constexpr auto kExponent = static_cast<Bits>(std::is_same_v<T, float> ? 0x7f800000ull : 0x7ff0000000000000ull);
-    Bits bits;
-    std::memcpy(&bits, &stored, sizeof bits);
-    return (bits & kExponent) != kExponent;
+    return std::fabs(v) <= std::numeric_limits<double>::max();
   }
 }
-
 // The stored values as raw_data would hold them: the typed fields' values are copied.
 template <typename T>
 std::string raw_bytes(const TensorProto& t, size_t count) {
@@ -313,27 +313,16 @@ Status MappedValues::run(ExternalData& input, const ByteSink* sink, std::optiona
     using T = decltype(tag);
     return read_blocks<T>(*source_, input, [&](size_t first, std::span<T> stored, std::span<double> values) {
       fn_(first, values);
-      bool all_finite = true;
-      for (size_t k = 0; k < values.size(); ++k) {
-        stored[k] = narrow<T>(values[k]);
-        all_finite &= finite(stored[k]);
-      }
-      if (!all_finite && unrepresentable && !*unrepresentable) {
-        for (size_t k = 0; k < values.size() && !*unrepresentable; ++k) {
-          if (!finite(stored[k])) *unrepresentable = values[k];
+      if (unrepresentable) {  // checking, writing nothing
+        bool all = true;
+        for (double v : values) all &= representable<T>(v);
+        for (size_t k = 0; k < values.size() && !all && !*unrepresentable; ++k) {
+          if (!representable<T>(values[k])) *unrepresentable = values[k];
         }
+        return ok_status();
       }
-      return sink ? (*sink)({reinterpret_cast<const char*>(stored.data()), stored.size() * sizeof(T)}) : ok_status();
-    });
-  });
-}
-
-Status MappedValues::scan(ExternalData& input, const BlockScan& scan) const {
-  return for_stored_type(data_type_, [&](auto tag) {
-    using T = decltype(tag);
-    return read_blocks<T>(*source_, input, [&](size_t first, std::span<T>, std::span<double> values) {
-      scan(first, values);
-      return ok_status();
+      for (size_t k = 0; k < values.size(); ++k) stored[k] = narrow<T>(values[k]);
+      return (*sink)({reinterpret_cast<const char*>(stored.data()), stored.size() * sizeof(T)});
     });
   });
 }

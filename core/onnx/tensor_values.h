@@ -64,10 +64,6 @@ class MappedValues final : public Deferred {
   // The first mapped value the type cannot hold (not finite, or float16 past 65504), if any:
   // computes every value once, writing nothing.
   Result<std::optional<double>> first_unrepresentable(ExternalData& input) const;
-  // Calls scan(first, values) with the values before mapping, block by block: cheaper than
-  // mapping them, for a caller that can tell from them alone whether mapping is safe.
-  using BlockScan = std::function<void(size_t first, std::span<const double> values)>;
-  Status scan(ExternalData& input, const BlockScan& scan) const;
 
   MappedValues(std::shared_ptr<const Deferred> source, int32_t data_type, BlockMap fn)
       : source_(std::move(source)), data_type_(data_type), fn_(std::move(fn)) {}

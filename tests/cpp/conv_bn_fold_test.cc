@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "core/convert.h"
 #include "core/onnx/attributes.h"
@@ -314,6 +315,37 @@ TEST_CASE("a skipped match is reported and not applied") {
   REQUIRE(report.matches.size() == 1);
   CHECK_FALSE(report.matches[0].applied);
   CHECK_THAT(report.matches[0].reason, Contains("skipped on request"));
+}
+
+TEST_CASE("a mapped value is unrepresentable exactly from where rounding to its type overflows") {
+  // Each case maps a one-element tensor of `type` to `ok` (the largest magnitude that rounds to a
+  // finite value) and to `over` (the smallest that rounds to infinity).
+  struct Case {
+    int32_t type;
+    double ok, over;
+  };
+  const Case cases[] = {
+      {onnx::TensorProto::FLOAT, 0x1.fffffefffffffp+127, 0x1.ffffffp+127},  // float's max + half an ulp
+      {onnx::TensorProto::FLOAT16, 65519.99, 65520.0},
+      {onnx::TensorProto::DOUBLE, std::numeric_limits<double>::max(), std::numeric_limits<double>::infinity()},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.type);
+    auto t = make_tensor("t", c.type, {1}, {1.0});
+    for (double to : {c.ok, -c.ok, c.over, -c.over}) {
+      auto mapped = MappedValues::of(t, "t", nullptr, [to](size_t, std::span<double> v) { v[0] = to; });
+      REQUIRE(mapped);
+      NoFiles none;
+      auto found = (*mapped)->first_unrepresentable(none);
+      REQUIRE(found);
+      CHECK(found->has_value() == (std::fabs(to) == c.over));
+      auto bytes = materialise(**mapped, none);
+      REQUIRE(bytes);
+      onnx::TensorProto written = t;
+      written.set_raw_data(*bytes);
+      CHECK(std::isfinite(values(written)[0]) == !found->has_value());
+    }
+  }
 }
 
 TEST_CASE("half precision conversion rounds to nearest even") {

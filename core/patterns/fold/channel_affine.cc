@@ -1,8 +1,6 @@
 #include "core/patterns/fold/channel_affine.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <optional>
 #include <span>
 #include <utility>
@@ -37,53 +35,25 @@ struct ChannelLayout {
     return 0;
   }
 
-  // Calls fn(k, n, c) for the runs of values.size() elements from element `first` that belong to
-  // channel c (kTrailing: to channels c, c + 1, ... in turn), k the run's start in `values`. The
-  // loops over a run are ones the compiler vectorises: a fold goes over every weight.
-  template <typename Fn>
-  void for_each_run(size_t first, size_t count, Fn fn) const {
-    for (size_t k = 0; k < count;) {
+  // Multiplies `values`, the elements first, first + 1, ... of the weight, by the scale of their
+  // channel: in runs of one channel (or, kTrailing, of consecutive ones), loops the compiler
+  // vectorises, since the fold does this to every weight.
+  void scale(size_t first, std::span<double> values, const std::vector<double>& scale) const {
+    for (size_t k = 0; k < values.size();) {
       size_t i = first + k;
       size_t run = kind == kLeading ? per_channel - i % per_channel
                    : kind == kTrailing ? columns - i % columns
                                        : spatial - i % spatial;
-      run = std::min(run, count - k);
-      fn(k, run, kind == kTrailing ? i % columns : channel_of(i));
-      k += run;
+      auto block = values.subspan(k, std::min(run, values.size() - k));
+      if (kind == kTrailing) {
+        const double* s = scale.data() + i % columns;
+        for (size_t j = 0; j < block.size(); ++j) block[j] *= s[j];
+      } else {
+        double s = scale[channel_of(i)];
+        for (double& v : block) v *= s;
+      }
+      k += block.size();
     }
-  }
-
-  // Multiplies each value (elements first, first + 1, ...) by the scale of its channel.
-  void scale(size_t first, std::span<double> values, const std::vector<double>& scale) const {
-    for_each_run(first, values.size(), [&](size_t k, size_t n, size_t c) {
-      double* v = values.data() + k;
-      if (kind == kTrailing) {
-        for (size_t j = 0; j < n; ++j) v[j] *= scale[c + j];
-      } else {
-        for (size_t j = 0; j < n; ++j) v[j] *= scale[c];
-      }
-    });
-  }
-
-  // Raises each channel's `largest` magnitude to its values'; whether one of them is not finite.
-  bool raise_largest(size_t first, std::span<const double> values, std::vector<double>& largest) const {
-    bool non_finite = false;
-    auto raise = [&](double& m, double v) {
-      double a = std::fabs(v);
-      m = a > m ? a : m;
-      non_finite |= !(a <= std::numeric_limits<double>::max());
-    };
-    for_each_run(first, values.size(), [&](size_t k, size_t n, size_t c) {
-      const double* v = values.data() + k;
-      if (kind == kTrailing) {
-        for (size_t j = 0; j < n; ++j) raise(largest[c + j], v[j]);
-      } else {
-        double m = largest[c];
-        for (size_t j = 0; j < n; ++j) raise(m, v[j]);
-        largest[c] = m;
-      }
-    });
-    return non_finite;
   }
 };
 
@@ -200,8 +170,8 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   onnx::NodeProto folded = layer;
   std::string w_name = names.fresh(layer.input(1) + std::string(suffix));
   std::string b_name = names.fresh((has_bias ? layer.input(2) : label + ".bias") + std::string(suffix));
-  // The folded weight is computed as the model is written (MappedValues): a conversion never holds
-  // every folded layer.
+  // The folded weight is computed here once, to know it fits its type, and again as the model is
+  // written (MappedValues): a conversion never holds every folded layer.
   std::string w_what = fmt::format("the weight '{}'", layer.input(1));
   auto folded_w = MappedValues::of(w, w_what, ctx.data, [layout = *layout, scale = affine.scale](
                                                                   size_t first, std::span<double> values) {
@@ -210,21 +180,7 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   if (!folded_w) return folded_w.error();
   NoFiles no_files;
   ExternalData& files = ctx.data ? *ctx.data : no_files;
-  // Whether a folded weight could not fit its type is known without computing them: per channel,
-  // the largest folded magnitude is the largest |w| times |scale| (rounding is monotonic), and a
-  // weight that is not finite stays so. Only then are the values computed, for the first that
-  // does not fit (the message names it). Scanning costs half as much as computing.
-  std::vector<double> largest(channels, 0.0);
-  bool may_overflow = false;
-  auto scanned = (*folded_w)->scan(files, [&](size_t first, std::span<const double> values) {
-    may_overflow |= layout->raise_largest(first, values, largest);
-  });
-  if (!scanned) return error("{}: cannot read its data: {}", w_what, scanned.error().message);
-  for (size_t c = 0; c < channels && !may_overflow; ++c) {
-    may_overflow = !fits_type(largest[c] * std::fabs(affine.scale[c]), w.data_type());
-  }
-  Result<std::optional<double>> unrepresentable = std::optional<double>();
-  if (may_overflow) unrepresentable = (*folded_w)->first_unrepresentable(files);
+  auto unrepresentable = (*folded_w)->first_unrepresentable(files);
   if (!unrepresentable) return error("{}: cannot read its data: {}", w_what, unrepresentable.error().message);
   // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
   std::optional<std::pair<double, int32_t>> overflow;
