@@ -229,6 +229,7 @@ class Runner {
       outputs.emplace_back(&*data_to, std::move(pieces).value());
     }
     if (!outputs.empty()) show_progress("writing", std::nullopt);
+    show_writing_progress(outputs);
     auto written = write_together(host_, outputs);
     clear_progress();
     if (!written) return reject(written.error().message);
@@ -273,7 +274,7 @@ class Runner {
     std::vector<Piece> pieces;
     for (const auto& s : segments) {
       if (s.deferred) {
-        pieces.push_back({"", "", 0, 0, [deferred = s.deferred, &data](const ByteSink& sink) {
+        pieces.push_back({"", "", 0, s.deferred->length(), [deferred = s.deferred, &data](const ByteSink& sink) {
                             auto written = deferred->write(data, sink);
                             if (!written) return Status(error("cannot compute the converted data: {}", written.error().message));
                             return written;
@@ -327,6 +328,37 @@ class Runner {
     progress_shown_ = true;
   }
 
+  // Writing computes the folded weights (core/onnx/deferred_data.h), on a large model the longest
+  // stage: its percentage is how far into all the files the piece being computed lies. Ranges and
+  // new bytes are copied by the host, and counted when the next computed piece starts.
+  void show_writing_progress(std::vector<Output>& outputs) {
+    if (!progress_visible()) return;
+    uint64_t total = 0;
+    for (const auto& o : outputs) {
+      for (const auto& p : o.pieces) total += p.source.empty() && !p.produce ? p.bytes.size() : p.length;
+    }
+    uint64_t start = 0;
+    for (auto& o : outputs) {
+      for (auto& p : o.pieces) {
+        uint64_t size = p.source.empty() && !p.produce ? p.bytes.size() : p.length;
+        if (p.produce && total > 0) {
+          p.produce = [this, inner = std::move(p.produce), start, total](const ByteSink& sink) {
+            uint64_t done = start;
+            return inner([&](std::string_view bytes) {
+              done += bytes.size();
+              if (int percent = static_cast<int>(done * 100 / total); percent != writing_percent_) {
+                writing_percent_ = percent;
+                show_progress("writing", percent / 100.0);
+              }
+              return sink(bytes);
+            });
+          };
+        }
+        start += size;
+      }
+    }
+  }
+
   void clear_progress() {
     if (progress_shown_) host_.err("\r\033[K");
     progress_shown_ = false;
@@ -350,6 +382,7 @@ class Runner {
   const Command& cmd_;
   Host& host_;
   bool progress_shown_ = false;
+  int writing_percent_ = -1;  // last shown by show_writing_progress
 };
 
 }  // namespace

@@ -5,7 +5,7 @@ import { closeSync, existsSync, openSync, readFileSync, writeFileSync, ftruncate
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { CLIS, NATIVE_CLI, NODE_CLI, fixture, fixtures, scratch, stable } from './helpers.mjs';
+import { CLIS, NATIVE_CLI, NODE_CLI, ZOO, fixture, fixtures, scratch, stable } from './helpers.mjs';
 
 const dir = scratch();
 
@@ -183,5 +183,19 @@ test('on a terminal both CLIs show the stages on one line, cleared before the su
     assert.equal(piped.stderr, '', `${name}: nothing on a standard error that is not a terminal`);
     const quiet = onTerminal([...cli, 'convert', fixture('resnet_stem.onnx'), '-o', out, '--quiet']);
     assert.equal(quiet.stdout, '', `${name}: --quiet prints nothing`);
+  }
+});
+
+test('on a terminal, writing a real model shows its percentage as the folded weights are computed', (t) => {
+  const model = join(ZOO, 'resnet18.onnx');
+  if (!existsSync(model)) return t.skip(`no ${model} (scripts/test.sh generates the zoo)`);
+  const dir = scratch();
+  for (const [name, cli] of [['native', [NATIVE_CLI]], ['node', [process.execPath, NODE_CLI]]]) {
+    const r = onTerminal([...cli, 'convert', model, '-o', join(dir, `${name}.onnx`)]);
+    assert.equal(r.status, 0, r.stdout);
+    const percents = [...r.stdout.matchAll(/\r\x1b\[Konnx-lattice: writing (\d+)%(?=\r)/g)].map((m) => Number(m[1]));
+    assert.ok(percents.length > 10, `${name}: ${percents}`);
+    assert.ok(percents.every((p, i) => i === 0 || p > percents[i - 1]), `${name}: each shown once, rising: ${percents}`);
+    assert.ok(percents.at(-1) >= 99 && percents.at(-1) <= 100, `${name}: ends at the end: ${percents}`);
   }
 });
