@@ -274,11 +274,12 @@ class Runner {
     std::vector<Piece> pieces;
     for (const auto& s : segments) {
       if (s.deferred) {
-        pieces.push_back({"", "", 0, s.deferred->length(), [deferred = s.deferred, &data](const ByteSink& sink) {
-                            auto written = deferred->write(data, sink);
-                            if (!written) return Status(error("cannot compute the converted data: {}", written.error().message));
-                            return written;
-                          }});
+        auto produce = [deferred = s.deferred, &data](const ByteSink& sink) {
+          auto written = deferred->write(data, sink);
+          if (!written) return Status(error("cannot compute the converted data: {}", written.error().message));
+          return written;
+        };
+        pieces.push_back({"", "", 0, s.deferred->length(), std::move(produce)});
         continue;
       }
       if (s.location.empty()) {

@@ -155,6 +155,14 @@ Result<ExternalRef> external_ref(const TensorProto& t, std::string_view what, Ex
   if (ref.location != kInputLocation) {
     if (auto s = check_location(ref.location, what); !s) return s.error();
   }
+  // What check_tensor_data refuses in raw_data without reading it, refused here too: a skeleton's
+  // reference to the model file stands for raw_data, and onnx's checker refuses strings stored
+  // in external files. (The split leaves large raw_data out whatever the type: a fuzz finding.)
+  if (auto s = check_not_segmented(t, what); !s) return s.error();
+  auto not_string = check_not_string(t, what, ref.location == kInputLocation
+                                                  ? std::string("raw_data")
+                                                  : fmt::format("the external file '{}'", ref.location));
+  if (!not_string) return not_string.error();
   if (has_key(t, "offset")) {
     auto offset = parse_integer(t, "offset", what);
     if (!offset) return offset.error();

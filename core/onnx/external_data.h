@@ -57,7 +57,9 @@ class ExternalData {
 class NoFiles final : public ExternalData {
  public:
   Result<uint64_t> size(const std::string&) override { return error("no data files were given"); }
-  Result<std::string> read(const std::string&, uint64_t, uint64_t) override { return error("no data files were given"); }
+  Result<std::string> read(const std::string&, uint64_t, uint64_t) override {
+    return error("no data files were given");
+  }
   bool has_files() const override { return false; }
 };
 

@@ -543,7 +543,8 @@ std::optional<ExternalRef> ModelSource::defer(std::shared_ptr<const Deferred> da
 // The core refers to each piece whole.
 std::shared_ptr<const Deferred> ModelSource::produced(const ExternalRef& ref) {
   auto piece = produced_.find(ref.offset);
-  if (ref.location != kProducedLocation || piece == produced_.end() || piece->second->length() != ref.length) return nullptr;
+  bool whole = ref.location == kProducedLocation && piece != produced_.end() && piece->second->length() == ref.length;
+  if (!whole) return nullptr;
   return piece->second;
 }
 

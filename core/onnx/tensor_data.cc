@@ -64,6 +64,16 @@ Result<std::optional<uint64_t>> raw_bytes_needed(const onnx::TensorProto& t, std
   return std::optional<uint64_t>(onnx_types::storage_bytes(*bits, *count));
 }
 
+Status check_not_string(const TensorProto& t, std::string_view what, std::string_view stored_in) {
+  if (t.data_type() == TensorProto::STRING) return error("{} is a string tensor stored in {}", what, stored_in);
+  return ok_status();
+}
+
+Status check_not_segmented(const TensorProto& t, std::string_view what) {
+  if (t.has_segment()) return error("{} is a segmented tensor, which onnx-lattice does not support", what);
+  return ok_status();
+}
+
 Status check_tensor_data(const TensorProto& t, std::string_view what) {
   // An external tensor is checked by external_ref; once read (load_needed_values) its raw_data
   // is checked as any other.
@@ -74,15 +84,12 @@ Status check_tensor_data(const TensorProto& t, std::string_view what) {
     }
     return error("{} keeps its data in an external file ('{}'), which was not read", what, file);
   }
-  if (t.has_segment()) return error("{} is a segmented tensor, which onnx-lattice does not support", what);
+  if (auto s = check_not_segmented(t, what); !s) return s;
   auto needed = raw_bytes_needed(t, what);
   if (!needed) return needed.error();
   auto type = onnx_types::element_name(t.data_type());
   if (t.has_raw_data()) {
-    if (!*needed) {
-      if (t.data_type() == TensorProto::STRING) return error("{} is a string tensor stored in raw_data", what);
-      return ok_status();  // a type newer than this build: its size cannot be checked
-    }
+    if (!*needed) return check_not_string(t, what, "raw_data");  // else a newer type: its size cannot be checked
     if (t.raw_data().size() != **needed) {
       return error("{} holds {} bytes of raw_data, but dims {} of type {} need {} bytes", what,
                    t.raw_data().size(), format_dims(t), type, **needed);

@@ -189,6 +189,47 @@ TEST_CASE("a fold of a folded weight computes it from the first fold's recipe, t
   CHECK(*deferred->output(bytes) == *held->output(bytes));
 }
 
+TEST_CASE("a string or segmented tensor left in the file is refused as when its raw_data is read") {
+  // The split leaves large raw_data out whatever the tensor's type; the reference that stands for
+  // it must be refused as the raw_data itself is (a fuzz finding: the string case converted).
+  onnx::TensorProto strings;
+  strings.set_name("s");
+  strings.set_data_type(onnx::TensorProto::STRING);
+  strings.add_dims(100);
+  strings.set_raw_data(std::string(100, 'x'));
+  onnx::TensorProto segmented = test::float_tensor("f", {25}, std::vector<float>(25, 1.0f));
+  segmented.clear_float_data();
+  segmented.set_raw_data(std::string(100, '\0'));
+  segmented.mutable_segment()->set_begin(0);
+  segmented.mutable_segment()->set_end(25);
+  for (const auto& [tensor, refusal] : {std::pair{strings, "initializer 's' is a string tensor stored in raw_data"},
+                                        std::pair{segmented, "initializer 'f' is a segmented tensor"}}) {
+    std::string bytes = model_with_tensor(tensor);
+    for (uint64_t threshold : {uint64_t{16}, uint64_t{1} << 40}) {
+      CAPTURE(threshold);
+      test::MemoryData files;
+      files.files[kInputLocation] = bytes;
+      auto result = convert(files, bytes.size(), Options{}, {}, &files, "", DataLimits{threshold, kReadAlways});
+      REQUIRE_FALSE(result);
+      CHECK_THAT(result.error().message, Catch::StartsWith(refusal));
+    }
+  }
+  // In a data file, as onnx's checker: strings are never stored externally.
+  onnx::TensorProto external = strings;
+  external.clear_raw_data();
+  external.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* location = external.add_external_data();
+  location->set_key("location");
+  location->set_value("s.bin");
+  std::string bytes = model_with_tensor(external);
+  test::MemoryData files;
+  files.files["s.bin"] = std::string(100, 'x');
+  auto result = convert(test::bytes(bytes), Options{}, {}, &files, "");
+  REQUIRE_FALSE(result);
+  CHECK_THAT(result.error().message, Catch::StartsWith("initializer 's' is a string tensor stored in the external file 's.bin'"));
+  CHECK(files.reads == 0);
+}
+
 TEST_CASE("large tensor data is never read when no pattern needs it") {
   // One 8 MiB initializer nothing reads: the walk skips it without reading it.
   onnx::ModelProto m = test::tiny_model();
