@@ -99,7 +99,7 @@ Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& mod
   if (external_output) {
     if (data_file.empty()) return options_error("the converted model keeps its data in a separate file, which needs a name");
     // Small tensors the skeleton left in the model file were inline there, and stay inline, as
-    // do small ones the host kept for the conversion.
+    // do small ones the conversion produced.
     auto small = [](const ExternalRef& ref) { return is_reserved_location(ref.location) && ref.length < kExternalThreshold; };
     if (auto s = read_back(model, source, small); !s) return s.error();
     auto segments = lay_out_external(model, data_file, kExternalThreshold);

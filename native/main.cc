@@ -151,7 +151,8 @@ class FileHost final : public lattice::Host {
     }
     ::close(fd);
     if (at == MAP_FAILED) return std::nullopt;
-    return maps_.emplace(path, std::string_view(static_cast<const char*>(at), static_cast<size_t>(st.st_size))).first->second;
+    std::string_view mapped(static_cast<const char*>(at), static_cast<size_t>(st.st_size));
+    return maps_.emplace(path, mapped).first->second;
   }
 
   lattice::Result<std::string> write_temporary(const std::string& path,

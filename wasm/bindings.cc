@@ -7,7 +7,6 @@
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
 
-#include <map>
 #include <optional>
 #include <span>
 

@@ -336,12 +336,12 @@ class Runner {
     if (!progress_visible()) return;
     uint64_t total = 0;
     for (const auto& o : outputs) {
-      for (const auto& p : o.pieces) total += p.source.empty() && !p.produce ? p.bytes.size() : p.length;
+      for (const auto& p : o.pieces) total += p.size();
     }
     uint64_t start = 0;
     for (auto& o : outputs) {
       for (auto& p : o.pieces) {
-        uint64_t size = p.source.empty() && !p.produce ? p.bytes.size() : p.length;
+        uint64_t size = p.size();
         if (p.produce && total > 0) {
           p.produce = [this, inner = std::move(p.produce), start, total](const ByteSink& sink) {
             uint64_t done = start;

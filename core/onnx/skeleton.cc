@@ -398,9 +398,7 @@ std::optional<ExternalRef> input_ref(std::string_view tensor, const std::vector<
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       return ec == std::errc() && end == value.data() + value.size();
     };
-    if (key == "location" && value != kInputLocation && value != kProducedLocation) {
-      return std::nullopt;
-    }
+    if (key == "location" && value != kInputLocation && value != kProducedLocation) return std::nullopt;
     if (key == "location") ref.location = value;
     if (key == "offset") offset = number(ref.offset);
     if (key == "length") length = number(ref.length);

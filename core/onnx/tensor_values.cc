@@ -18,8 +18,6 @@ bool is_float_type(int32_t t) {
   return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16;
 }
 
-bool fits_half(double v) { return std::isfinite(half_to_float(double_to_half(v))); }
-
 float half_to_float(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
   uint32_t exponent = (h >> 10) & 0x1f;
@@ -215,6 +213,12 @@ std::string raw_bytes(const TensorProto& t, size_t count) {
 }
 
 }  // namespace
+
+bool fits_type(double v, int32_t t) {
+  if (t == TensorProto::FLOAT16) return representable<uint16_t>(v);
+  if (t == TensorProto::FLOAT) return representable<float>(v);
+  return representable<double>(v);
+}
 
 // The same element readers as MappedValues: one place knows how each type is stored.
 Result<std::vector<double>> read_values(const TensorProto& t, std::string_view what) {

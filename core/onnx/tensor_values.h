@@ -1,7 +1,6 @@
 #pragma once
 // Numeric values of floating-point tensors, read into double and written back in the tensor's
 // own type with one rounding (float, double, float16).
-#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -21,13 +20,7 @@ namespace lattice {
 bool is_float_type(int32_t data_type);  // FLOAT, DOUBLE, FLOAT16
 
 // Whether `v` is finite and stays finite once rounded to `data_type` (float16 tops out at 65504).
-// Inline: a fold asks it of every weight.
-bool fits_half(double v);
-inline bool fits_type(double v, int32_t data_type) {
-  if (data_type == onnx::TensorProto::FLOAT16) return fits_half(v);
-  if (data_type == onnx::TensorProto::FLOAT) return std::isfinite(static_cast<float>(v));
-  return std::isfinite(v);
-}
+bool fits_type(double v, int32_t data_type);
 
 // The values, in row-major order; an error naming `what` for other element types.
 Result<std::vector<double>> read_values(const onnx::TensorProto& tensor, std::string_view what);
@@ -48,8 +41,8 @@ uint16_t double_to_half(double v);
 // The values of a float tensor mapped by fn(first, values) as Deferred data, computed from the
 // tensor's stored data each time it is written: `values` holds elements first, first + 1, ... of
 // one block, widened to double, to be replaced in place; blocks come in order, and the results
-// are rounded once to the tensor's type. The loops are ones the compiler vectorises: a fold maps
-// every weight of the model.
+// are rounded once to the tensor's type. Plain loops over a block, not a call per value: a fold
+// maps every weight of the model.
 using BlockMap = std::function<void(size_t first, std::span<double> values)>;
 class MappedValues final : public Deferred {
  public:

@@ -11,7 +11,6 @@
 #include "core/graph/operator_rules.h"
 #include "core/graph/rewriter.h"
 #include "core/onnx/domain.h"
-#include "core/onnx/skeleton.h"
 #include "core/pattern/matcher.h"
 #include "core/pattern/registry.h"
 #include "core/pattern/worklist.h"

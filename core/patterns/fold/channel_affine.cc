@@ -36,8 +36,8 @@ struct ChannelLayout {
   }
 
   // Multiplies `values`, the elements first, first + 1, ... of the weight, by the scale of their
-  // channel: in runs of one channel (or, kTrailing, of consecutive ones), loops the compiler
-  // vectorises, since the fold does this to every weight.
+  // channel: in runs of one channel (or, kTrailing, of consecutive ones), plain loops with no
+  // division per weight, since the fold does this to every weight.
   void scale(size_t first, std::span<double> values, const std::vector<double>& scale) const {
     for (size_t k = 0; k < values.size();) {
       size_t i = first + k;
