@@ -35,7 +35,6 @@ onnx::TensorProto make_tensor(const std::string& name, int32_t data_type, const 
 
 // IEEE 754 binary16 <-> float, rounding to nearest even; double -> binary16 rounds once.
 float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
 uint16_t double_to_half(double v);
 
 // The values of a float tensor mapped by fn(first, values) as Deferred data, computed from the

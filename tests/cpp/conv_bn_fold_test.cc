@@ -326,7 +326,7 @@ TEST_CASE("a mapped value is unrepresentable exactly from where rounding to its 
   };
   const Case cases[] = {
       {onnx::TensorProto::FLOAT, 0x1.fffffefffffffp+127, 0x1.ffffffp+127},  // float's max + half an ulp
-      {onnx::TensorProto::FLOAT16, 65519.99, 65520.0},
+      {onnx::TensorProto::FLOAT16, std::nextafter(65520.0, 0.0), 65520.0},  // 65504 + half an ulp
       {onnx::TensorProto::DOUBLE, std::numeric_limits<double>::max(), std::numeric_limits<double>::infinity()},
   };
   for (const auto& c : cases) {
@@ -348,17 +348,29 @@ TEST_CASE("a mapped value is unrepresentable exactly from where rounding to its 
   }
 }
 
-TEST_CASE("half precision conversion rounds to nearest even") {
-  CHECK(float_to_half(1.0f) == 0x3c00);
+TEST_CASE("double to half precision rounds once to nearest even") {
+  CHECK(double_to_half(1.0) == 0x3c00);
   CHECK(half_to_float(0x3c00) == 1.0f);
-  CHECK(float_to_half(65504.0f) == 0x7bff);
-  CHECK(float_to_half(1e6f) == 0x7c00);
+  CHECK(double_to_half(65504.0) == 0x7bff);
+  CHECK(double_to_half(1e6) == 0x7c00);
+  CHECK(double_to_half(-std::numeric_limits<double>::infinity()) == 0xfc00);
+  CHECK((double_to_half(std::nan("")) & 0x7fff) > 0x7c00);
   CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));
-  CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);
-  // 1 + 2^-11 is half-way between 1 and the next half (1 + 2^-10): ties go to even (1.0).
-  CHECK(double_to_half(1.0 + std::ldexp(1.0, -11)) == 0x3c00);
-  CHECK(double_to_half(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30)) == 0x3c01);
-  for (uint16_t h = 0; h < 0x7c00; h = static_cast<uint16_t>(h + 7)) CHECK(float_to_half(half_to_float(h)) == h);
+  CHECK(double_to_half(std::numeric_limits<double>::denorm_min()) == 0x0000);
+  // Every half value, and the points either side of each half-way point to its successor (the
+  // successor of 65504 being 65536, where rounding overflows): a value rounds to the nearer
+  // half, a tie to the even one. Through float, the double just below 65520 became infinity.
+  for (uint16_t sign : {0x0000, 0x8000}) {
+    for (uint16_t h = 0; h < 0x7c00; ++h) {
+      double x = half_to_float(h), next = h == 0x7bff ? 65536.0 : half_to_float(static_cast<uint16_t>(h + 1));
+      double mid = (x + next) / 2, s = sign ? -1.0 : 1.0;  // exact: halves have 11 significant bits
+      CAPTURE(h, sign);
+      CHECK(double_to_half(s * x) == (sign | h));
+      CHECK(double_to_half(s * std::nextafter(mid, 0.0)) == (sign | h));
+      CHECK(double_to_half(s * std::nextafter(mid, 1e9)) == (sign | (h + 1)));
+      CHECK(double_to_half(s * mid) == (sign | ((h & 1) ? h + 1 : h)));
+    }
+  }
 }
 
 TEST_CASE("before IR 4, initializers listed as graph inputs are constants: folded, then removed with their inputs") {
