@@ -199,7 +199,7 @@ lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, Js
   for (const auto& s : segments) {
     if (s.deferred) {
       auto bytes = lattice::materialise(*s.deferred, files);
-      if (!bytes) return lattice::error("cannot compute the converted data: {}", bytes.error().message);
+      if (!bytes) return lattice::cannot_compute(bytes.error());
       out.call<void>("push", copy_out(*bytes));
       continue;
     }

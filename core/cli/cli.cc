@@ -276,7 +276,7 @@ class Runner {
       if (s.deferred) {
         auto produce = [deferred = s.deferred, &data](const ByteSink& sink) {
           auto written = deferred->write(data, sink);
-          if (!written) return Status(error("cannot compute the converted data: {}", written.error().message));
+          if (!written) return Status(cannot_compute(written.error()));
           return written;
         };
         pieces.push_back({"", "", 0, s.deferred->length(), std::move(produce)});

@@ -18,6 +18,8 @@ Status InputRange::write(ExternalData& input, const ByteSink& sink) const {
   return ok_status();
 }
 
+Error cannot_compute(const Error& why) { return error("cannot compute the converted data: {}", why.message); }
+
 Result<std::string> materialise(const Deferred& deferred, ExternalData& input) {
   std::string out;
   out.reserve(static_cast<size_t>(deferred.length()));

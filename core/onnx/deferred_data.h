@@ -55,6 +55,9 @@ class InputRange final : public Deferred {
   uint64_t offset_, length_;
 };
 
+// The error of a Deferred that failed as an output was written (its input could not be read).
+Error cannot_compute(const Error& why);
+
 // All of a Deferred's bytes in one string: for a reader that needs them at once.
 Result<std::string> materialise(const Deferred& deferred, ExternalData& input);
 

@@ -88,6 +88,11 @@ Result<TensorWithData> TensorWithData::of(const TensorProto& t, std::string_view
   return out;
 }
 
+ExternalData& or_no_files(ExternalData* data) {
+  static NoFiles none;  // stateless
+  return data ? *data : none;
+}
+
 Result<TensorProto> produced_tensor(const std::string& name, const TensorProto& like,
                                    std::shared_ptr<const Deferred> data, ExternalData* source) {
   TensorProto t;
@@ -98,8 +103,7 @@ Result<TensorProto> produced_tensor(const std::string& name, const TensorProto& 
     refer_to(t, *ref);
     return t;
   }
-  NoFiles no_files;
-  auto bytes = materialise(*data, source ? *source : no_files);
+  auto bytes = materialise(*data, or_no_files(source));
   if (!bytes) return error("cannot compute '{}': {}", name, bytes.error().message);
   t.set_raw_data(std::move(bytes).value());
   return t;
@@ -296,7 +300,7 @@ Result<std::string> assemble(const std::vector<DataSegment>& segments, ExternalD
         out += bytes;
         return ok_status();
       });
-      if (!written) return error("cannot compute the converted data: {}", written.error().message);
+      if (!written) return cannot_compute(written.error());
       continue;
     }
     if (s.location.empty()) {

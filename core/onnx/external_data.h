@@ -63,6 +63,9 @@ class NoFiles final : public ExternalData {
   bool has_files() const override { return false; }
 };
 
+// `data`, or NoFiles where none was given.
+ExternalData& or_no_files(ExternalData* data);
+
 // The location by which the core refers to the input model file itself, where the skeleton
 // (core/onnx/skeleton.h) left out an initializer's raw_data. The NUL byte makes it no file name:
 // check_location refuses it in a model, and the splitter refuses a model that names it.

@@ -546,9 +546,9 @@ std::shared_ptr<const Deferred> ModelSource::produced(const ExternalRef& ref) {
   return piece->second;
 }
 
-void ModelSource::set_aside_produced(onnx::ModelProto& model, uint64_t threshold) {
+void ModelSource::set_aside_produced(onnx::ModelProto& model) {
   for (auto& t : *model.mutable_graph()->mutable_initializer()) {
-    if (is_external(t) || !t.has_raw_data() || t.raw_data().size() < threshold) continue;
+    if (is_external(t) || !t.has_raw_data() || t.raw_data().size() < kSkeletonThreshold) continue;
     refer_to(t, store(std::make_shared<HeldBytes>(std::move(*t.mutable_raw_data()))));
   }
 }

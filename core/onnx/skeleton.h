@@ -75,10 +75,10 @@ class ModelSource final : public ExternalData {
 
   // Takes `data` whatever its size.
   ExternalRef store(std::shared_ptr<const Deferred> data);
-  // Moves the raw_data of each top-level initializer of at least `threshold` bytes that the
+  // Moves the raw_data of each top-level initializer of at least kSkeletonThreshold bytes that the
   // conversion produced into the store, so that protobuf never copies it. The model is then only
   // fit for serialising and splicing.
-  void set_aside_produced(onnx::ModelProto& model, uint64_t threshold = kSkeletonThreshold);
+  void set_aside_produced(onnx::ModelProto& model);
   // The segments with each range of produced data replaced by the Deferred piece itself: the
   // output's readers know only the input's files.
   Result<std::vector<DataSegment>> resolve_produced(std::vector<DataSegment> segments);

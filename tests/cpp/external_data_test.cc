@@ -132,3 +132,31 @@ TEST_CASE("folding reads the weights it folds, and only those") {
   CHECK(data.reads > 0);
   CHECK(data.bytes_read <= data.files["m.onnx.data"].size());
 }
+
+TEST_CASE("a data file gone before the output is written fails the writing and says why") {
+  // The folded weights are computed from the input's data file as the output is written: without
+  // it, there is nothing to write them from.
+  MemoryData data;
+  std::string external = externalise(test::fixture("resnet_stem.onnx"), data);
+  lattice::Options none;
+  none.target = "none";
+  // Small limits: this fixture's weights are smaller than the product's deferred ones.
+  lattice::SpanData model(test::bytes(external));
+  auto result = lattice::convert(model, external.size(), none, {}, &data, "out.onnx.data", lattice::DataLimits{64, 64});
+  REQUIRE(result);
+  REQUIRE(result->data);
+  REQUIRE(lattice::assemble(*result->data, data));
+  data.files.clear();
+  auto written = lattice::assemble(*result->data, data);  // its ranges come first
+  REQUIRE_FALSE(written);
+  CHECK(written.error().message == "cannot read 'm.onnx.data': No such file or directory");
+  std::vector<lattice::DataSegment> folded;
+  for (const auto& s : *result->data) {
+    if (s.deferred) folded.push_back(s);
+  }
+  REQUIRE_FALSE(folded.empty());
+  written = lattice::assemble(folded, data);
+  REQUIRE_FALSE(written);
+  CHECK_THAT(written.error().message, Catch::StartsWith("cannot compute the converted data: "));
+  CHECK_THAT(written.error().message, Catch::EndsWith("No such file or directory"));
+}

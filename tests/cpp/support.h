@@ -139,7 +139,9 @@ class MemoryData final : public lattice::ExternalData {
   lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
     ++reads;
     bytes_read += length;
-    return files.at(location).substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+    auto it = files.find(location);
+    if (it == files.end()) return lattice::error("No such file or directory");
+    return it->second.substr(static_cast<size_t>(offset), static_cast<size_t>(length));
   }
 };
 

@@ -178,9 +178,7 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
     layout.scale(first, values, scale);
   });
   if (!folded_w) return folded_w.error();
-  NoFiles no_files;
-  ExternalData& files = ctx.data ? *ctx.data : no_files;
-  auto unrepresentable = (*folded_w)->first_unrepresentable(files);
+  auto unrepresentable = (*folded_w)->first_unrepresentable(or_no_files(ctx.data));
   if (!unrepresentable) return error("{}: cannot read its data: {}", w_what, unrepresentable.error().message);
   // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
   std::optional<std::pair<double, int32_t>> overflow;
