@@ -2,7 +2,8 @@
 // ResNet-50 as one file and as an external-data copy (model.onnx + model.onnx.data, made into the
 // cache once by onnx's save_model; converted keeping the layout: OUT.onnx + OUT.onnx.data).
 //   - native CLI no-op (--target none --no-fold-bn) and fold (--target none), wall / `cp` of the input;
-//   - Node CLI / native CLI, the default conversion (lattice target, fold);
+//   - Node CLI / native CLI, the default conversion (lattice target, fold), and the Node CLI's
+//     start-up alone (`--version`: Node and the wasm module loaded), to see what is left;
 //   - peak wasm heap / model size: the Node API's convert(), folding with --target none, in a
 //     fresh process (a fresh module); the heap only grows, so its size after the conversion minus
 //     its size right after loading is the peak.
@@ -78,6 +79,8 @@ const commands = {
   fold: (c, out) => [native, 'convert', c.input[0], '-o', join(out, 'out.onnx'), '--target', 'none'],
   native: (c, out) => [native, 'convert', c.input[0], '-o', join(out, 'out.onnx')],
   node: (c, out) => [...nodeCli, 'convert', c.input[0], '-o', join(out, 'out.onnx')],
+  // What the Node CLI costs before converting anything: Node itself and the wasm module loaded.
+  startup: () => [...nodeCli, '--version'],
 };
 
 mkdirSync(join(cache, 'bench'), { recursive: true });
@@ -145,6 +148,10 @@ for (const [label, value, limit, unit] of rows) {
 console.log();
 const size = (b) => (b < MiB ? `${(b / 1024).toFixed(1)} KiB` : `${(b / MiB).toFixed(1)} MiB`);
 const files = (f) => Object.entries(f).map(([n, b]) => `${n} ${size(b)}`).join(' + ') || 'nothing';
+for (const c of cases) {
+  console.log(`${c.name}: Node CLI start-up (\`--version\`) ${c.ms.startup.toFixed(0)} ms = ${(c.ms.startup / c.ms.native).toFixed(2)}× ` +
+    `the native conversion; (Node CLI − start-up) / native CLI ${((c.ms.node - c.ms.startup) / c.ms.native).toFixed(2)}×`);
+}
 for (const c of cases) {
   const ms = Object.entries(c.ms).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ');
   console.log(`${c.name}: medians in ms: ${ms}`);
