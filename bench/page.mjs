@@ -1,10 +1,13 @@
 // The page in Debian's headless Chromium, timed as a user sees it: from the file pick to the
 // "Done" status (report, graph descriptions and the download ready), the median of REPEATS
 // conversions in fresh tabs after one unmeasured warm-up, beside `cp` of the same file (the
-// machine's speed in the same run) and the peak wasm heap. Issue 9's target: VGG-11-BN (507 MiB)
-// in at most 4 s.
+// machine's speed in the same run), the peak wasm heap, and how much the browser's memory grew:
+// the resident size of all Chromium processes together, sampled every 50 ms from the pick to
+// "Done", peak minus the size just before the pick (shared pages count once per process, so this
+// is a comparison between runs and versions, not an absolute figure). Issue 9's target:
+// VGG-11-BN (507 MiB) in at most 4 s.
 //   node bench/page.mjs SITE_DIR REPEATS MODEL.onnx...
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -28,22 +31,31 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
 });
 
+// The resident size of every Chromium process together, in bytes.
+const chromiumRss = () => execFileSync('ps', ['-C', 'chromium', '-o', 'rss='], { encoding: 'utf8' })
+  .split('\n').reduce((sum, kib) => sum + 1024 * (Number(kib) || 0), 0);
+
 // One conversion in a fresh tab whose converter has loaded: pick -> "Done".
 async function pageRun(model) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(base);
   await page.waitForFunction(() => document.body.dataset.converter === 'ready', null, { polling: 100 });
+  const rssBefore = chromiumRss();
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => { rssPeak = Math.max(rssPeak, chromiumRss()); }, 50);
   const started = Date.now();
   await page.setInputFiles('[data-testid="file-input"]', model);
   await page.waitForFunction(() => /^(Done|Failed)/.test(document.querySelector('[data-testid="status"]').textContent),
     null, { timeout: 600_000, polling: 50 });
   const ms = Date.now() - started;
+  clearInterval(sampler);
+  rssPeak = Math.max(rssPeak, chromiumRss());
   const status = await page.textContent('[data-testid="status"]');
   if (!status.startsWith('Done')) throw new Error(`${model}: ${status} ${await page.textContent('[data-testid="error"]')}`);
   const heap = Number(await page.evaluate(() => document.body.dataset.wasmHeap));
   await context.close();
-  return { ms, heap };
+  return { ms, heap, rssGrowth: rssPeak - rssBefore };
 }
 
 function cp(model) {
@@ -70,10 +82,11 @@ try {
     const copy = median(copies);
     const size = statSync(model).size / 2 ** 20;
     const heap = Math.max(...runs.map((r) => r.heap)) / 2 ** 20;
+    const rss = median(runs.map((r) => r.rssGrowth)) / 2 ** 20;
     const target = basename(model).startsWith('vgg11_bn') ? '  (target <= 4000 ms)' : '';
     console.log(`page ${basename(model)} (${size.toFixed(0)} MiB): pick -> done ${ms} ms${target}, ` +
       `cp ${copy.toFixed(0)} ms, page / cp ${(ms / copy).toFixed(1)}x, peak wasm heap ${heap.toFixed(0)} MiB ` +
-      `(${(heap / size).toFixed(2)} of the model)`);
+      `(${(heap / size).toFixed(2)} of the model), Chromium grew ${rss.toFixed(0)} MiB (${(rss / size).toFixed(2)} of the model)`);
   }
 } finally {
   await browser.close();

@@ -167,6 +167,7 @@ class JsFiles final : public lattice::ExternalData {
     return copy_in(read["bytes"]);
   }
   bool has_files() const override { return !resolve_.isUndefined(); }
+  bool model_is_blob() const { return !is_bytes(model_); }
 
   // The range as a part of an output file: a view of the bytes, or a slice of the Blob (which
   // reads nothing until the output is saved).
@@ -194,13 +195,22 @@ class JsFiles final : public lattice::ExternalData {
 // A file's segments as an array of parts for JS to join (Node) or make a Blob of (the page): new
 // bytes copied out of the heap, ranges of the input files as views or slices of them, produced
 // data computed and copied out one piece at a time (the heap holds one folded layer at most).
+// In the page (a Blob input) each produced piece becomes a Blob at once, which the browser keeps
+// outside the JS heap, so the folded layers never pile up in JS memory before the download.
 lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files) {
   val out = val::array();
   for (const auto& s : segments) {
     if (s.deferred) {
       auto bytes = lattice::materialise(*s.deferred, files);
       if (!bytes) return lattice::cannot_compute(bytes.error());
-      out.call<void>("push", copy_out(*bytes));
+      if (files.model_is_blob()) {
+        val heap_view = val(emscripten::typed_memory_view(bytes->size(), reinterpret_cast<const uint8_t*>(bytes->data())));
+        val pieces = val::array();
+        pieces.call<void>("push", heap_view);
+        out.call<void>("push", val::global("Blob").new_(pieces));  // copies the bytes now
+      } else {
+        out.call<void>("push", copy_out(*bytes));
+      }
       continue;
     }
     if (s.location.empty()) {
