@@ -169,7 +169,7 @@ class FileHost final : public lattice::Host {
     for (const auto& piece : pieces) {
       if (!ok) break;
       if (piece.produce) {
-        auto s = lattice::write_produced(piece, buffer_, [fd](std::string_view bytes) {
+        auto s = lattice::write_produced(piece.produce, buffer_, [fd](std::string_view bytes) {
           return write_all(fd, bytes) ? lattice::ok_status() : lattice::Status(os_error(errno));
         });
         if (!s) failed = s.error();

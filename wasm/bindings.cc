@@ -194,22 +194,28 @@ class JsFiles final : public lattice::ExternalData {
 
 // A file's segments as an array of parts for JS to join (Node) or make a Blob of (the page): new
 // bytes copied out of the heap, ranges of the input files as views or slices of them, produced
-// data computed and copied out one piece at a time (the heap holds one folded layer at most).
-// In the page (a Blob input) each produced piece becomes a Blob at once, which the browser keeps
-// outside the JS heap, so the folded layers never pile up in JS memory before the download.
+// data computed and copied out a run (1 MiB) at a time, so the heap never holds a folded layer.
+// In the page (a Blob input) each run becomes a Blob at once, which the browser keeps outside the
+// JS heap, so the folded layers never pile up in JS memory before the download either.
 lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files) {
   val out = val::array();
+  std::string run;
+  val blob = files.model_is_blob() ? val::global("Blob") : val::undefined();
+  auto push_run = [&](std::string_view bytes) {
+    if (blob.isUndefined()) {
+      out.call<void>("push", copy_out(bytes));
+    } else {
+      val pieces = val::array();
+      pieces.call<void>("push", emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
+      out.call<void>("push", blob.new_(pieces));  // copies the bytes now
+    }
+    return lattice::ok_status();
+  };
   for (const auto& s : segments) {
     if (s.deferred) {
-      auto bytes = lattice::materialise(*s.deferred, files);
-      if (!bytes) return lattice::cannot_compute(bytes.error());
-      if (files.model_is_blob()) {
-        val heap_view = val(emscripten::typed_memory_view(bytes->size(), reinterpret_cast<const uint8_t*>(bytes->data())));
-        val pieces = val::array();
-        pieces.call<void>("push", heap_view);
-        out.call<void>("push", val::global("Blob").new_(pieces));  // copies the bytes now
-      } else {
-        out.call<void>("push", copy_out(*bytes));
+      auto produce = [&](const lattice::ByteSink& sink) { return s.deferred->write(files, sink); };
+      if (auto written = lattice::write_produced(produce, run, push_run); !written) {
+        return lattice::cannot_compute(written.error());
       }
       continue;
     }
@@ -329,7 +335,7 @@ class JsHost final : public lattice::Host {
     lattice::Status written = lattice::ok_status();
     for (const auto& piece : pieces) {
       if (piece.produce) {
-        written = lattice::write_produced(piece, run_, append);
+        written = lattice::write_produced(piece.produce, run_, append);
       } else if (piece.source.empty()) {
         written = append(piece.bytes);
       } else {

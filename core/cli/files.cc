@@ -67,7 +67,7 @@ Status write_stream(Host& host, const std::vector<Piece>& pieces, const ByteSink
   std::string buffer;
   for (const auto& piece : pieces) {
     if (piece.produce) {
-      if (auto s = write_produced(piece, buffer, write); !s) return s;
+      if (auto s = write_produced(piece.produce, buffer, write); !s) return s;
       continue;
     }
     if (piece.source.empty()) {
@@ -84,22 +84,6 @@ Status write_stream(Host& host, const std::vector<Piece>& pieces, const ByteSink
 }
 
 }  // namespace
-
-Status write_produced(const Piece& piece, std::string& buffer, const ByteSink& write) {
-  buffer.clear();
-  buffer.reserve(kProducedRun);
-  auto produced = piece.produce([&](std::string_view bytes) {
-    if (buffer.size() + bytes.size() > kProducedRun) {
-      if (auto s = write(buffer); !s) return s;
-      buffer.clear();
-      if (bytes.size() >= kProducedRun) return write(bytes);  // large already: not copied
-    }
-    buffer += bytes;
-    return ok_status();
-  });
-  if (!produced) return produced;
-  return buffer.empty() ? ok_status() : write(buffer);
-}
 
 Status write_together(Host& host, const std::vector<Output>& outputs) {
   std::vector<std::pair<std::string, const Destination*>> written;  // temporary name, destination

@@ -40,12 +40,6 @@ struct Output {
   Output(const Destination* where, std::vector<Piece> parts) : to(where), pieces(std::move(parts)) {}
 };
 
-// What piece.produce gives, handed to `write` in runs of kProducedRun bytes (the last may be
-// shorter, a large piece given whole may be longer): a producer gives a few KiB at a time, which
-// would be a system call each. `buffer` is the run's, reused between calls.
-inline constexpr size_t kProducedRun = 1 << 20;
-Status write_produced(const Piece& piece, std::string& buffer, const ByteSink& write);
-
 // All or nothing: every file is first written beside its target under a temporary name, devices
 // and standard output are written next, and only then are the temporary files renamed into
 // place. A failure before the renames leaves no new file and every existing one untouched.

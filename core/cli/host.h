@@ -30,7 +30,7 @@ struct Piece {
   std::string_view bytes;
   std::string source;  // empty: `bytes`, or `produce`
   uint64_t offset = 0, length = 0;  // `length` is a produced piece's too
-  std::function<Status(const ByteSink&)> produce = {};
+  Producer produce = {};
   uint64_t size() const { return source.empty() && !produce ? bytes.size() : length; }
 };
 

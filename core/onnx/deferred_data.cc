@@ -18,6 +18,22 @@ Status InputRange::write(ExternalData& input, const ByteSink& sink) const {
   return ok_status();
 }
 
+Status write_produced(const Producer& produce, std::string& buffer, const ByteSink& write) {
+  buffer.clear();
+  buffer.reserve(kProducedRun);
+  auto produced = produce([&](std::string_view bytes) {
+    if (buffer.size() + bytes.size() > kProducedRun) {
+      if (auto s = write(buffer); !s) return s;
+      buffer.clear();
+      if (bytes.size() >= kProducedRun) return write(bytes);  // large already: not copied
+    }
+    buffer += bytes;
+    return ok_status();
+  });
+  if (!produced) return produced;
+  return buffer.empty() ? ok_status() : write(buffer);
+}
+
 Error cannot_compute(const Error& why) { return error("cannot compute the converted data: {}", why.message); }
 
 Result<std::string> materialise(const Deferred& deferred, ExternalData& input) {

@@ -58,6 +58,13 @@ class InputRange final : public Deferred {
 // The error of a Deferred that failed as an output was written (its input could not be read).
 Error cannot_compute(const Error& why);
 
+// What `produce` gives, handed to `write` in runs of kProducedRun bytes (the last may be shorter,
+// a large piece given whole may be longer): a Deferred gives a few KiB at a time, which would be a
+// system call (or a JS object) each. `buffer` is the run's, reused between calls.
+inline constexpr size_t kProducedRun = 1 << 20;
+using Producer = std::function<Status(const ByteSink&)>;
+Status write_produced(const Producer& produce, std::string& buffer, const ByteSink& write);
+
 // All of a Deferred's bytes in one string: for a reader that needs them at once.
 Result<std::string> materialise(const Deferred& deferred, ExternalData& input);
 

@@ -308,6 +308,31 @@ test('a 1.9 GiB single-file model converts in the page in a heap under 256 MiB, 
   }
 });
 
+test('a 1 GiB weight folds in the page in a heap under 256 MiB, to the CLI\'s bytes', async () => {
+  // Every folded value is computed in the worker's heap block by block and leaves it as a Blob.
+  const folder = mkdtempSync(join(dir, 'huge-'));
+  const model = join(folder, 'huge_fold.onnx');
+  try {
+    makeHuge(folder, ['fold', model, String(2 ** 30)]);
+    const { page, context } = await openPage();
+    const started = Date.now();
+    await page.setInputFiles('[data-testid="file-input"]', model);
+    assert.match(await waitDone(page), /^Done/);
+    const ms = Date.now() - started;
+    const matched = await page.$$eval('[data-testid="match-row"]', (rs) => rs.map((r) => r.dataset.matchId));
+    assert.deepEqual(matched, ['ConvBatchNormFoldPattern:conv']);
+    const heap = Number(await page.evaluate(() => document.body.dataset.wasmHeap));
+    assert.ok(heap > 0 && heap <= HEAP_LIMIT, `wasm heap ${heap} bytes`);
+    const download = await downloadFile(page, 'download');
+    await sameFile(download.path, cliOutput(model, 'huge_fold.lattice.onnx', [], folder));
+    console.log(`# ${(statSync(model).size / 2 ** 30).toFixed(2)} GiB, folded: page ${ms} ms from pick to report, ` +
+      `wasm heap ${(heap / 2 ** 20).toFixed(0)} MiB`);
+    await context.close();
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
 test('a 4.2 GiB external-data model converts in the page to the CLI\'s two files', async () => {
   const folder = mkdtempSync(join(dir, 'huge-'));
   const model = join(folder, 'huge.onnx');
