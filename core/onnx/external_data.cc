@@ -261,7 +261,12 @@ Status inline_external(onnx::ModelProto& model, ExternalData& data) {
                  "write its data to a separate file instead",
                  mib(total));
   }
-  // What the skeleton left in the model file is spliced back when the model is written.
+  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (!is_external(t) || t.has_raw_data()) continue;
+    ExternalRef ref = stored_ref(t);
+    if (is_reserved_location(ref.location)) continue;
+    refer_to(t, {std::string(kInlinedPrefix) + ref.location, ref.offset, ref.length});
+  }
   return read_back(model, data, [](const ExternalRef& ref) { return !is_reserved_location(ref.location); });
 }
 

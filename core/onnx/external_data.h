@@ -73,6 +73,9 @@ inline const std::string kInputLocation("\0onnx-lattice:model", 19);
 // The location of data the conversion produced (ExternalData::defer), computed as it is written.
 inline const std::string kProducedLocation("\0onnx-lattice:new", 17);
 inline constexpr std::string_view kReservedLocationPrefix{"\0onnx-lattice:", 14};
+// A data file's range to be spliced into the model file as raw_data when it is written (the
+// single-file layout): the file's location follows the prefix.
+inline constexpr std::string_view kInlinedPrefix{"\0onnx-lattice:inline:", 21};
 // Whether a location is one of the core's own, not a data file of the model.
 inline bool is_reserved_location(std::string_view location) { return location.starts_with(kReservedLocationPrefix); }
 
@@ -154,9 +157,10 @@ inline constexpr uint64_t kExternalThreshold = 1024;
 std::vector<DataSegment> lay_out_external(onnx::ModelProto& model, const std::string& data_file,
                                           uint64_t move_threshold);
 
-// Reads every tensor of the input's data files back into raw_data: the single-file layout (what
-// the skeleton left in the model file is spliced back as it is written). Refused, before any
-// read, when the model would exceed protobuf's 2 GiB.
+// The single-file layout: every tensor of the input's data files back in the model. Top-level
+// initializers are spliced in from their files as the model is written (kInlinedPrefix), as is
+// what the skeleton left in the model file; the rest (in subgraphs, attributes) are read into
+// raw_data. Refused, before any read, when the model would exceed protobuf's 2 GiB.
 Status inline_external(onnx::ModelProto& model, ExternalData& data);
 
 // Reads back into raw_data the external tensors `pick` chooses, and drops their references.

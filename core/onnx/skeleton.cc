@@ -380,7 +380,8 @@ std::string_view content(std::string_view bytes, const WireField& f) {
   return bytes.substr(static_cast<size_t>(f.content), static_cast<size_t>(f.end - f.content));
 }
 
-// The range of the input, or of produced data, a skeleton tensor refers to, if it does.
+// The range of the input, of produced data, or of a data file to inline, a skeleton tensor refers
+// to, if it does.
 std::optional<ExternalRef> input_ref(std::string_view tensor, const std::vector<WireField>& fields) {
   ExternalRef ref;
   bool offset = false, length = false;
@@ -398,8 +399,15 @@ std::optional<ExternalRef> input_ref(std::string_view tensor, const std::vector<
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       return ec == std::errc() && end == value.data() + value.size();
     };
-    if (key == "location" && value != kInputLocation && value != kProducedLocation) return std::nullopt;
-    if (key == "location") ref.location = value;
+    if (key == "location") {
+      if (value.starts_with(kInlinedPrefix)) {
+        ref.location = value.substr(kInlinedPrefix.size());
+      } else if (value == kInputLocation || value == kProducedLocation) {
+        ref.location = value;
+      } else {
+        return std::nullopt;
+      }
+    }
     if (key == "offset") offset = number(ref.offset);
     if (key == "length") length = number(ref.length);
   }

@@ -97,16 +97,25 @@ TEST_CASE("without a reader an external-data model is refused, naming the tensor
   CHECK_THAT(result.error().message, Catch::Contains("keeps its data in an external file ('m.onnx.data')"));
 }
 
-TEST_CASE("a weight no pattern reads stays where it is: copied as a range, never read") {
+namespace {
+
+// x -> Conv with a 100 KiB weight "w" (raw_data) -> y: nothing for --target none to apply.
+onnx::ModelProto conv_model() {
   onnx::ModelProto m = test::tiny_model();
   auto& g = *m.mutable_graph();
   g.mutable_node()->Clear();
   test::set_input_shape(*g.mutable_input(0), "x", {1, 32, 8, 8});
   test::add_node(g, "Conv", "conv", {"x", "w"}, {"y"});
-  auto* w = g.add_initializer();  // 100 KiB, raw_data
-  *w = lattice::make_tensor("w", onnx::TensorProto::FLOAT, {32, 32, 5, 5}, std::vector<double>(32 * 32 * 25, 0.5));
+  *g.add_initializer() = lattice::make_tensor("w", onnx::TensorProto::FLOAT, {32, 32, 5, 5},
+                                              std::vector<double>(32 * 32 * 25, 0.5));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a weight no pattern reads stays where it is: copied as a range, never read") {
   MemoryData data;
-  std::string external = externalise(m.SerializeAsString(), data, "in.bin");
+  std::string external = externalise(conv_model().SerializeAsString(), data, "in.bin");
   lattice::Options none;
   none.target = "none";
   auto result = lattice::convert(test::bytes(external), none, {}, &data, "out.onnx.data");
@@ -120,6 +129,27 @@ TEST_CASE("a weight no pattern reads stays where it is: copied as a range, never
   REQUIRE(out);
   const auto& t = out->graph().initializer(0);
   CHECK(t.external_data(0).value() == "out.onnx.data");
+}
+
+TEST_CASE("written inline a weight no pattern reads is spliced in from its file and never read") {
+  onnx::ModelProto m = conv_model();
+  MemoryData data;
+  std::string external = externalise(m.SerializeAsString(), data, "in.bin");
+  lattice::Options inline_none;
+  inline_none.target = "none";
+  inline_none.layout = lattice::DataLayout::kInline;
+  auto result = lattice::convert(test::bytes(external), inline_none, {}, &data);
+  REQUIRE(result);
+  CHECK(data.reads == 0);
+  CHECK_FALSE(result->data);
+  REQUIRE(result->converted);
+  bool spliced = false;
+  for (const auto& s : *result->converted) spliced = spliced || (s.location == "in.bin" && s.length == 32 * 32 * 25 * 4);
+  CHECK(spliced);
+  auto out = lattice::parse_model(test::bytes(*result->output(external, &data)));
+  REQUIRE(out);
+  CHECK(out->graph().initializer(0).raw_data() == m.graph().initializer(0).raw_data());
+  CHECK_FALSE(lattice::is_external(out->graph().initializer(0)));
 }
 
 TEST_CASE("folding reads the weights it folds, and only those") {

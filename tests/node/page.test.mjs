@@ -281,82 +281,82 @@ test('a single-file model can be split into the model and a data file, as the CL
 // nothing on the disk until the downloads and the CLI write theirs; all deleted afterwards.
 const HEAP_LIMIT = 256 * 2 ** 20;
 
-function makeHuge(folder, args) {
-  const r = spawnSync('/usr/bin/python3', [join(FIXTURES, 'make_huge.py'), ...args], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-}
-
-test('a 1.9 GiB single-file model converts in the page in a heap under 256 MiB, to the CLI\'s bytes', async () => {
+// A model made by make_huge.py (`kind`, then `sizes`) in a fresh folder, converted in a fresh page
+// with the files `pick(model)` and the "Tensor data" choice `layout`: the wasm heap must stay
+// under HEAP_LIMIT; then `check({page, model, folder, ms, heap})`. The folder goes either way.
+async function convertHuge(name, kind, sizes, { pick = (model) => [model], layout, check }) {
   const folder = mkdtempSync(join(dir, 'huge-'));
-  const model = join(folder, 'huge.onnx');
+  const model = join(folder, name);
   try {
-    makeHuge(folder, ['single', model, String(Math.floor(1.9 * 2 ** 30))]);
+    const made = spawnSync('/usr/bin/python3', [join(FIXTURES, 'make_huge.py'), kind, model, ...sizes.map(String)],
+      { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
     const { page, context } = await openPage();
+    if (layout) await page.selectOption('[data-testid="layout-select"]', layout);
     const started = Date.now();
-    await page.setInputFiles('[data-testid="file-input"]', model);
+    await page.setInputFiles('[data-testid="file-input"]', pick(model));
     assert.match(await waitDone(page), /^Done/);
     const ms = Date.now() - started;
     const heap = Number(await page.evaluate(() => document.body.dataset.wasmHeap));
     assert.ok(heap > 0 && heap <= HEAP_LIMIT, `wasm heap ${heap} bytes`);
-    const download = await downloadFile(page, 'download');
-    await sameFile(download.path, cliOutput(model, 'huge.lattice.onnx', [], folder));
-    console.log(`# ${(statSync(model).size / 2 ** 30).toFixed(2)} GiB single file: page ${ms} ms from pick to report, ` +
-      `wasm heap ${(heap / 2 ** 20).toFixed(0)} MiB`);
+    await check({ page, model, folder, ms, heap });
     await context.close();
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+const gib = (path) => `${(statSync(path).size / 2 ** 30).toFixed(2)} GiB`;
+
+test('a 1.9 GiB single-file model converts in the page in a heap under 256 MiB, to the CLI\'s bytes', async () => {
+  await convertHuge('huge.onnx', 'single', [Math.floor(1.9 * 2 ** 30)], {
+    check: async ({ page, model, folder, ms, heap }) => {
+      const download = await downloadFile(page, 'download');
+      await sameFile(download.path, cliOutput(model, 'huge.lattice.onnx', [], folder));
+      console.log(`# ${gib(model)} single file: page ${ms} ms from pick to report, wasm heap ${mib(heap)}`);
+    },
+  });
 });
 
 test('a 1 GiB weight folds in the page in a heap under 256 MiB, to the CLI\'s bytes', async () => {
   // Every folded value is computed in the worker's heap block by block and leaves it as a Blob.
-  const folder = mkdtempSync(join(dir, 'huge-'));
-  const model = join(folder, 'huge_fold.onnx');
-  try {
-    makeHuge(folder, ['fold', model, String(2 ** 30)]);
-    const { page, context } = await openPage();
-    const started = Date.now();
-    await page.setInputFiles('[data-testid="file-input"]', model);
-    assert.match(await waitDone(page), /^Done/);
-    const ms = Date.now() - started;
-    const matched = await page.$$eval('[data-testid="match-row"]', (rs) => rs.map((r) => r.dataset.matchId));
-    assert.deepEqual(matched, ['ConvBatchNormFoldPattern:conv']);
-    const heap = Number(await page.evaluate(() => document.body.dataset.wasmHeap));
-    assert.ok(heap > 0 && heap <= HEAP_LIMIT, `wasm heap ${heap} bytes`);
-    const download = await downloadFile(page, 'download');
-    await sameFile(download.path, cliOutput(model, 'huge_fold.lattice.onnx', [], folder));
-    console.log(`# ${(statSync(model).size / 2 ** 30).toFixed(2)} GiB, folded: page ${ms} ms from pick to report, ` +
-      `wasm heap ${(heap / 2 ** 20).toFixed(0)} MiB`);
-    await context.close();
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
+  await convertHuge('huge_fold.onnx', 'fold', [2 ** 30], {
+    check: async ({ page, model, folder, ms, heap }) => {
+      const matched = await page.$$eval('[data-testid="match-row"]', (rs) => rs.map((r) => r.dataset.matchId));
+      assert.deepEqual(matched, ['ConvBatchNormFoldPattern:conv']);
+      const download = await downloadFile(page, 'download');
+      await sameFile(download.path, cliOutput(model, 'huge_fold.lattice.onnx', [], folder));
+      console.log(`# ${gib(model)}, folded: page ${ms} ms from pick to report, wasm heap ${mib(heap)}`);
+    },
+  });
 });
 
 test('a 4.2 GiB external-data model converts in the page to the CLI\'s two files', async () => {
-  const folder = mkdtempSync(join(dir, 'huge-'));
-  const model = join(folder, 'huge.onnx');
-  try {
-    makeHuge(folder, ['external', model, '3', String(Math.floor(1.4 * 2 ** 30))]);
-    const { page, context } = await openPage();
-    const started = Date.now();
-    await page.setInputFiles('[data-testid="file-input"]', [model, `${model}.data`]);
-    assert.match(await waitDone(page), /^Done/);
-    const ms = Date.now() - started;
-    const heap = Number(await page.evaluate(() => document.body.dataset.wasmHeap));
-    assert.ok(heap > 0 && heap <= HEAP_LIMIT, `wasm heap ${heap} bytes`);
-    const expected = cliOutput(model, 'huge.lattice.onnx', [], folder);
-    const downloaded = await downloadFile(page, 'download');
-    await sameFile(downloaded.path, expected);
-    const data = await downloadFile(page, 'download-data');
-    assert.equal(data.name, 'huge.lattice.onnx.data');
-    await sameFile(data.path, `${expected}.data`);
-    console.log(`# ${(statSync(`${model}.data`).size / 2 ** 30).toFixed(2)} GiB of external data: page ${ms} ms from pick ` +
-      `to report, wasm heap ${(heap / 2 ** 20).toFixed(0)} MiB`);
-    await context.close();
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
+  await convertHuge('huge.onnx', 'external', [3, Math.floor(1.4 * 2 ** 30)], {
+    pick: (model) => [model, `${model}.data`],
+    check: async ({ page, model, folder, ms, heap }) => {
+      const expected = cliOutput(model, 'huge.lattice.onnx', [], folder);
+      const downloaded = await downloadFile(page, 'download');
+      await sameFile(downloaded.path, expected);
+      const data = await downloadFile(page, 'download-data');
+      assert.equal(data.name, 'huge.lattice.onnx.data');
+      await sameFile(data.path, `${expected}.data`);
+      console.log(`# ${gib(`${model}.data`)} of external data: page ${ms} ms from pick to report, wasm heap ${mib(heap)}`);
+    },
+  });
+});
+
+test('a 1.5 GiB external-data model is written inline in a heap under 256 MiB, to the CLI\'s --inline bytes', async () => {
+  // The data file's ranges are spliced into the one model file as it is downloaded, never read.
+  await convertHuge('huge.onnx', 'external', [1, Math.floor(1.5 * 2 ** 30)], {
+    pick: (model) => [model, `${model}.data`],
+    layout: 'inline',
+    check: async ({ page, model, folder }) => {
+      assert.ok(await page.isHidden('[data-testid="download-data"]'), 'one file');
+      const download = await downloadFile(page, 'download');
+      await sameFile(download.path, cliOutput(model, 'huge.lattice.onnx', ['--inline'], folder));
+    },
+  });
 });
 
 test('no request left 127.0.0.1', () => {
