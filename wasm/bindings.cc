@@ -206,7 +206,8 @@ lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, Js
       out.call<void>("push", copy_out(bytes));
     } else {
       val pieces = val::array();
-      pieces.call<void>("push", emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
+      pieces.call<void>("push",
+                        emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
       out.call<void>("push", blob.new_(pieces));  // copies the bytes now
     }
     return lattice::ok_status();

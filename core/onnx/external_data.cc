@@ -261,6 +261,8 @@ Status inline_external(onnx::ModelProto& model, ExternalData& data) {
                  "write its data to a separate file instead",
                  mib(total));
   }
+  // Top-level initializers are spliced in from their files as the model is written, like what the
+  // skeleton left in the model file; the splice reaches no deeper, so the rest are read.
   for (auto& t : *model.mutable_graph()->mutable_initializer()) {
     if (!is_external(t) || t.has_raw_data()) continue;
     ExternalRef ref = stored_ref(t);
