@@ -19,7 +19,8 @@ namespace lattice {
 
 bool is_float_type(int32_t data_type);  // FLOAT, DOUBLE, FLOAT16
 
-// Whether `v` is finite and stays finite once rounded to `data_type` (float16 tops out at 65504).
+// Whether `v` is finite and stays finite once rounded to `data_type` (float16: below 65520, which
+// rounds to 65504 at most).
 bool fits_type(double v, int32_t data_type);
 
 // The values, in row-major order; an error naming `what` for other element types.
@@ -53,7 +54,7 @@ class MappedValues final : public Deferred {
   Status write(ExternalData& input, const ByteSink& sink) const override;
   // The tensor's raw bytes it is computed from.
   const std::shared_ptr<const Deferred>& source() const { return source_; }
-  // The first mapped value the type cannot hold (not finite, or float16 past 65504), if any:
+  // The first mapped value the type cannot hold (not finite, or float16 from 65520), if any:
   // computes every value once, writing nothing.
   Result<std::optional<double>> first_unrepresentable(ExternalData& input) const;
 

@@ -180,7 +180,8 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   if (!folded_w) return folded_w.error();
   auto unrepresentable = (*folded_w)->first_unrepresentable(or_no_files(ctx.data));
   if (!unrepresentable) return error("{}: cannot read its data: {}", w_what, unrepresentable.error().message);
-  // The first folded value its type cannot hold (not finite, or float16 past 65504), and that type.
+  // The first folded value its type cannot hold (not finite, or float16 from 65520, which rounds to
+  // infinity), and that type.
   std::optional<std::pair<double, int32_t>> overflow;
   if (*unrepresentable) overflow.emplace(**unrepresentable, w.data_type());
   for (size_t c = 0; c < channels && !overflow; ++c) {
