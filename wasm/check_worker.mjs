@@ -5,6 +5,7 @@
 // shared comparison (check.mjs) and posts the report; one worker per check, so the runtime's
 // memory goes back when it ends.
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -25,8 +26,10 @@ async function runtime() {
   return {
     name: 'onnxruntime-node', version: ort.env.versions?.node ?? ort.env.versions?.common, Tensor: ort.Tensor,
     // Optimisations off: the runtime's own Conv+BatchNorm fusion would hide what the converter did.
+    // One core left to the caller, whose event loop this worker exists to keep turning.
     session: (bytes, externalData) => ort.InferenceSession.create(bytes, {
       graphOptimizationLevel: 'disabled', externalData, logSeverityLevel: 3,
+      intraOpNumThreads: Math.max(1, availableParallelism() - 1), interOpNumThreads: 1,
     }),
   };
 }

@@ -353,6 +353,7 @@ function makeTwin() {
 // its own that is ended afterwards (its memory goes back). A model the runtime cannot hold is
 // refused before anything loads.
 async function check() {
+  ui.checkResult.hidden = true;  // until this check's result is in
   // Loaded on first use, as the runtime is: none of it weighs on the page's first load.
   const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, runtimePeak } = await import('./check-panel.js');
   const { report } = current;

@@ -10,7 +10,8 @@ import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
 // One thread: a static page is not cross-origin isolated, so it has no shared memory for more.
 ort.env.wasm.numThreads = 1;
-ort.env.wasm.wasmPaths = new URL('./ort/', import.meta.url).href;
+// The bundle carries the runtime's loader; only its .wasm is fetched, from this site.
+ort.env.wasm.wasmPaths = { wasm: new URL('./ort/ort-wasm-simd-threaded.wasm', import.meta.url).href };
 
 const runtime = {
   name: 'onnxruntime-web', version: ort.env.versions?.web ?? ort.env.versions?.common, Tensor: ort.Tensor,
