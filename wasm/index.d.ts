@@ -159,6 +159,9 @@ export interface CheckOptions {
   /** An element passes when |Δ| ≤ atol + rtol·|original| (numpy's allclose); defaults 1e-4 and 1e-5. */
   rtol?: number;
   atol?: number;
+  /** Multiply atol by each output's largest |value| (at least 1): float rounding grows with the values'
+   *  scale, so an exact rewrite is judged by it. `convert --check` uses it for the fold-only twin. Default false. */
+  scaleAtol?: boolean;
   /** Dims for dynamic dimensions, e.g. {images: [1, 3, 640, 640]}; an unpinned one is an error naming it. */
   inputShapes?: Record<string, number[]>;
   /** Values of inputs, flat, e.g. integer ids; integer and bool inputs are zeros unless given. */
@@ -193,6 +196,8 @@ export interface CheckedOutput {
   /** The smallest atol that passes at the given rtol, and the smallest rtol that passes at the given atol. */
   min_atol?: number;
   min_rtol?: number;
+  /** With tolerance.scaled: atol times the output's largest |value| (at least 1), the atol applied. */
+  atol_used?: number;
   pass: boolean;
   stats_original?: { min: number | null; max: number | null; mean: number | null; std: number | null };
   stats_candidate?: { min: number | null; max: number | null; mean: number | null; std: number | null };
@@ -204,7 +209,7 @@ export interface CheckReport {
   runtime: { name: 'onnxruntime-node' | 'onnxruntime-web'; version: string };
   seed: number;
   input_range: [number, number];
-  tolerance: { rtol: number; atol: number };
+  tolerance: { rtol: number; atol: number; scaled?: true };
   /** Every comparable output within the tolerance (and at least one comparable), and both models ran. */
   pass: boolean;
   /** A model that failed to load or run (then `failed` says which: 'original' or 'candidate'). */

@@ -45,6 +45,15 @@ test('compareTensor: allclose per element, NaN against NaN equal, a new NaN or i
   assert.equal(inf.pass, false);
 });
 
+test('compareTensor: a scaled atol is relative to the largest |value|, as float rounding is', () => {
+  const a = tensor([100, 0.1]), b = tensor([100, 0.1 + 5e-5]);
+  assert.equal(compareTensor('y', a, b).pass, false, 'onnxsim\'s atol 1e-5 is absolute');
+  const scaled = compareTensor('y', a, b, { rtol: 1e-4, atol: 1e-5, scaled: true });
+  assert.equal(scaled.atol_used, 1e-5 * 100);
+  assert.equal(scaled.pass, true);
+  assert.equal(compareTensor('y', tensor([0.5]), tensor([0.5 + 2.5e-5]), { rtol: 0, atol: 1e-5, scaled: true }).pass, false, 'never below atol itself');
+});
+
 test('compareTensor: p99 of |Δ| over 1000 elements', () => {
   const a = new Array(1000).fill(0), b = Array.from({ length: 1000 }, (_, i) => i / 1000);
   const e = compareTensor('y', tensor(a), tensor(b));
