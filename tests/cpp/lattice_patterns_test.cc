@@ -221,6 +221,27 @@ TEST_CASE("MaxPool snapping to 2x2 stride 2, and its warning") {
         "kernel_size=(2, 2) stride=(2, 2) padding=(0, 0) — output will differ");
 }
 
+TEST_CASE("the emitted 2x2 pool has ceil_mode 1 from opset 10, where it exists, and floors before") {
+  // x[1, 4, 5, 5] -> MaxPool(3x3, stride 1, pads 1) -> y: snapped to 2x2 stride 2.
+  for (int opset : {9, 10}) {
+    CAPTURE(opset);
+    onnx::ModelProto m = test::tiny_model();
+    m.mutable_opset_import(0)->set_version(opset);
+    auto& g = *m.mutable_graph();
+    g.mutable_node()->Clear();
+    test::set_input_shape(*g.mutable_input(0), "x", {1, 4, 5, 5});
+    auto& pool = test::add_node(g, "MaxPool", "pool", {"x"}, {"y"});
+    attr::set_ints(pool, "kernel_shape", {3, 3});
+    attr::set_ints(pool, "pads", {1, 1, 1, 1});
+    Converted c{test::convert_bytes(m.SerializeAsString(), only("LatticeMaxPool2dPattern"))};
+    const auto& snapped = c.producer("y");
+    CHECK(ints(snapped, "kernel_shape") == std::vector<int64_t>{2, 2});
+    if (opset < 10) CHECK(attr::find(snapped, "ceil_mode") == nullptr);  // opset 9 has no such attribute
+    CHECK(attr::get_int(snapped, "ceil_mode", 0) == (opset >= 10 ? 1 : 0));
+    CHECK(c.shape("y") == (opset >= 10 ? Shape{1, 4, 3, 3} : Shape{1, 4, 2, 2}));
+  }
+}
+
 TEST_CASE("a MaxPool snap that would halve one input of a Concat is not applied, and goes to the audit") {
   auto c = convert_fixture("inception.onnx");
   const auto* m = c.match("LatticeMaxPool2dPattern:/pool/MaxPool");
