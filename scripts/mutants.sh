@@ -6,7 +6,7 @@
 # is not in its file exactly once (a stale entry), or if a mutant does not compile.
 #
 #   scripts/mutants.sh            every mutant
-#   scripts/mutants.sh WORD       only those whose file or rule contains WORD
+#   scripts/mutants.sh WORD...    only those whose file or rule contains one of the WORDs
 #
 # The scratch clone and its build live in build/mutants (MUTANTS_DIR), kept between runs so that
 # a run recompiles only what the mutants touch.
@@ -17,7 +17,7 @@ LIST=$ROOT/tests/cpp/mutants.txt
 WORK=${MUTANTS_DIR:-$ROOT/build/mutants}
 SRC=$WORK/src
 BUILD=$WORK/build
-FILTER=${1:-}
+FILTERS=("$@")
 TIMEOUT=${MUTANT_TIMEOUT:-300}  # seconds; a mutant that hangs the suite is killed by it
 
 # --- the list: records of `rule:`, `file:`, `-original line`, `+replacement line` -------------
@@ -33,14 +33,18 @@ while IFS= read -r line || [[ -n $line ]]; do
     -*) original=${line#-}; have_original=1 ;;
     +*)
       [[ -n $rule && -n $file && $have_original == 1 ]] || fail_list "'+' line without rule, file and '-' line before it"
-      if [[ -z $FILTER || $file == *"$FILTER"* || $rule == *"$FILTER"* ]]; then
+      wanted=$(( $# == 0 ))
+      for word in "${FILTERS[@]}"; do
+        if [[ $file == *"$word"* || $rule == *"$word"* ]]; then wanted=1; fi
+      done
+      if (( wanted )); then
         rules+=("$rule") files+=("$file") originals+=("$original") replacements+=("${line#+}")
       fi
-      original='' have_original=0 ;;
+      rule='' file='' original='' have_original=0 ;;
     *) fail_list "unrecognised line: $line" ;;
   esac
 done <"$LIST"
-(( ${#rules[@]} > 0 )) || { echo "no mutant matches '$FILTER'" >&2; exit 2; }
+(( ${#rules[@]} > 0 )) || { echo "no mutant matches: $*" >&2; exit 2; }
 
 # --- the scratch clone: HEAD, then the work tree's uncommitted changes and new files ----------
 mkdir -p "$WORK"
