@@ -1,9 +1,10 @@
 // Issue 24's table: per snapped Conv, the change the snap introduces at that conv's own output,
 // with --snap-weights reinit against transfer, under onnxruntime-node.
 //   node bench/snap_weights.mjs MODEL.onnx ... [--target lattice|lattice-advanced]
-// Each snapped Conv is measured on its own: the model converted with every other match skipped
-// except those on the same node (a stride-2 depthwise conv is also made stride 1 + MaxPool), and
-// the original and converted models both given the conv's output tensor as a graph output. Two
+// Each snapped Conv is measured on its own: the model converted without folding (the conv keeps
+// its output tensor) and with every other match skipped
+// except those on the same node (a stride-2 depthwise conv is also made stride 1 + MaxPool, and is
+// then compared at the end of that chain), the compared tensor made a graph output of both. Two
 // inputs per model: white noise (uniform in [-1, 1), tests/node/ort.mjs) and the same noise
 // smoothed by a 5x5 box filter, a stand-in for natural images whose neighbouring pixels
 // correlate (rho ~ 0.8). Printed: ||y' - y|| / ||y|| (relative RMS change) of each method, and
@@ -22,14 +23,12 @@ const target = args.includes('--target') ? args[args.indexOf('--target') + 1] : 
 const models = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--target');
 const lattice = await createConverter();
 
-// The model with `tensors` added as graph outputs (typed by onnx's shape inference).
+// The model with the float tensors `tensors` added as graph outputs.
 function withOutputs(bytes, tensors) {
   const code = `import sys, onnx
 m = onnx.load_from_string(sys.stdin.buffer.read())
-names = sys.argv[1:]
-inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(m).graph.value_info}
 have = {o.name for o in m.graph.output}
-m.graph.output.extend(inferred[n] for n in names if n not in have)
+m.graph.output.extend(onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in sys.argv[1:] if n not in have)
 sys.stdout.buffer.write(m.SerializeToString())`;
   const r = spawnSync('/usr/bin/python3', ['-c', code, ...tensors], { input: bytes, maxBuffer: 1 << 30 });
   if (r.status !== 0) throw new Error(r.stderr.toString());
@@ -71,19 +70,23 @@ function relativeChange(a, b) {
 const rows = [];
 for (const path of models) {
   const bytes = readFileSync(path);
-  const { report } = lattice.convert(bytes, { target, snapWeights: 'transfer', dryRun: true });
+  const { report } = lattice.convert(bytes, { target, snapWeights: 'transfer', foldBatchNorm: false, dryRun: true });
   const outputOf = new Map(lattice.describe(bytes).nodes.map((n) => [n.name, n.outputs[0].name]));
   for (const m of report.matches.filter((m) => m.applied && m.weights)) {
-    const conv = m.nodes[0], tensor = outputOf.get(conv);
+    const conv = m.nodes[0];
     const skipMatches = report.matches.filter((o) => o.applied && o.nodes[0] !== conv).map((o) => o.id);
+    // Where the rewrites of this node end: the conv's output, or, when a stride-2 chain became
+    // stride 1 + MaxPool (which changes the conv's own output shape), the chain's output.
+    const chain = report.matches.filter((o) => o.applied && o.nodes[0] === conv).reduce((a, b) => (b.nodes.length > a.nodes.length ? b : a));
+    const tensor = outputOf.get(chain.nodes.at(-1));
     const original = await session(withOutputs(bytes, [tensor]));
     const feeds = { white: feedsFor(original) };
     feeds.smooth = smoothed(feeds.white);
     const row = { model: basename(path), conv, snap: '', kept: m.weights.kept_energy };
     for (const method of ['reinit', 'transfer']) {
-      const { model, report: r } = lattice.convert(bytes, { target, snapWeights: method, skipMatches });
+      const { model, report: r } = lattice.convert(bytes, { target, snapWeights: method, foldBatchNorm: false, skipMatches });
       const w = r.warnings.find((x) => x.match_id === m.id && x.message.includes('snapped'));
-      if (method === 'transfer') row.snap = (w?.message.match(/\((centre [^,]*|rows [^,]*|[^(]* at [^,]*|[^(]* centred [^,]*), /) ?? [])[1] ?? '';
+      if (method === 'transfer') row.snap = w?.message.match(/weights transferred (?:exactly )?\((.*?), (?:[\d.]+ %|every)/)?.[1] ?? '';
       const converted = await session(withOutputs(Buffer.from(model), [tensor]));
       for (const [kind, f] of Object.entries(feeds)) {
         const [a, b] = [await original.run(f), await converted.run(f)];
