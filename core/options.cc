@@ -17,8 +17,17 @@ Json Options::to_json() const {
       .set("skip", Json::array_of(skip))
       .set("skip_matches", Json::array_of(skip_matches))
       .set("dry_run", dry_run)
-      .set("data_layout", std::string(layout == DataLayout::kKeep ? "keep" : layout == DataLayout::kExternal ? "external" : "inline"));
+      .set("data_layout", std::string(layout == DataLayout::kKeep ? "keep" : layout == DataLayout::kExternal ? "external" : "inline"))
+      .set("snap_weights", std::string(snap_weights_name(snap_weights)));
 }
+
+std::optional<SnapWeights> parse_snap_weights(std::string_view text) {
+  if (text == "reinit") return SnapWeights::kReinit;
+  if (text == "transfer") return SnapWeights::kTransfer;
+  return std::nullopt;
+}
+
+std::string_view snap_weights_name(SnapWeights method) { return method == SnapWeights::kTransfer ? "transfer" : "reinit"; }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text) {
   size_t colon = text.rfind(':');

@@ -1,6 +1,8 @@
 #pragma once
 // What the user asked for: the same options for the CLI flags, the Node API and the page.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,10 @@ namespace lattice {
 // one), one data file for every tensor of at least 1 KiB, or all inline in one file.
 enum class DataLayout { kKeep, kExternal, kInline };
 
+// What a snapped Conv kernel's weights become: drawn anew as the seed does (reinit), or carried
+// over from the trained kernel (transfer, core/patterns/lattice/weight_transfer.h).
+enum class SnapWeights { kReinit, kTransfer };
+
 struct Options {
   std::string target = "lattice";
   bool fold_batch_norm = true;
@@ -24,6 +30,7 @@ struct Options {
   // Graph input name -> the dims to analyse and write it with (an FPGA runs one input size).
   std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
   DataLayout layout = DataLayout::kKeep;
+  SnapWeights snap_weights = SnapWeights::kReinit;
   // An id in skip_matches that matches nothing is an error (a typo would apply the match the
   // user meant to skip) unless this is set: the page keeps a user's skips across target
   // switches, where some ids no longer exist, and shows those as "no longer matched". Not part
@@ -38,6 +45,10 @@ struct Options {
 
 // "NAME:1,3,640,640" (the name may itself hold ':'; the last one separates the dims).
 Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text);
+
+// "reinit" | "transfer" as the option's value, or nullopt.
+std::optional<SnapWeights> parse_snap_weights(std::string_view text);
+std::string_view snap_weights_name(SnapWeights method);
 
 // Unknown target or pattern names are errors that list the known ones.
 Status check_options(const Options& options);

@@ -67,7 +67,7 @@ lattice::Status input_shapes(const val& v, lattice::Options& o) {
 }
 
 // Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches,
-// inputShapes});
+// inputShapes, snapWeights});
 // anything absent takes the CLI's default, anything misspelt or mistyped is an error.
 lattice::Result<lattice::Options> options_from(const val& opts) {
   lattice::Options o;
@@ -107,6 +107,10 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       } else {
         return lattice::options_error("options.dataLayout '{}' is not one of keep, external, inline", layout);
       }
+    } else if (key == "snapWeights" && type == "string") {
+      auto method = lattice::parse_snap_weights(v.as<std::string>());
+      if (!method) return lattice::options_error("options.snapWeights '{}' is not one of reinit, transfer", v.as<std::string>());
+      o.snap_weights = *method;
     } else if ((key == "resolver" && type == "function") || (key == "dataFile" && type == "string")) {
       // read by convert
     } else if (key == "only") {
@@ -118,12 +122,13 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
     } else if (key == "inputShapes") {
       status = input_shapes(v, o);
     } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips" ||
-               key == "describe" || key == "dataLayout" || key == "resolver" || key == "dataFile") {
+               key == "describe" || key == "dataLayout" || key == "snapWeights" || key == "resolver" ||
+               key == "dataFile") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
       return lattice::options_error(
           "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, inputShapes, "
-          "ignoreUnknownSkips, describe, dataLayout, resolver, dataFile)",
+          "ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile)",
           key);
     }
     if (!status) return status.error();

@@ -3,6 +3,9 @@ export type Target = 'lattice' | 'lattice-advanced' | 'none';
 export interface ConvertOptions {
   /** Hardware target; default 'lattice'. */
   target?: Target;
+  /** What a snapped Conv kernel's weights become: 'reinit' (default: drawn anew, Kaiming-uniform,
+   *  as the seed does) or 'transfer' (the trained taps that read the same pixels, bias kept). */
+  snapWeights?: 'reinit' | 'transfer';
   /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true. */
   foldBatchNorm?: boolean;
   /** Stop after matching: report the plan, return no model. Default false. */
@@ -85,6 +88,9 @@ export interface Match {
   /** Op types of `nodes` and `new_nodes`, in the same order. */
   node_ops: string[];
   new_node_ops: string[];
+  /** A snapped Conv kernel (its weights changed shape): how they were made, and |W_new|² / |W_old|²
+   *  of the trained kernel (0 for 'reinit'; 1 when every non-zero tap was kept). */
+  weights?: { method: 'reinit' | 'transfer'; kept_energy: number };
 }
 
 export interface Report {
@@ -94,6 +100,7 @@ export interface Report {
   options: {
     target: Target; fold_batch_norm: boolean; only: string[]; skip: string[];
     skip_matches: string[]; dry_run: boolean; data_layout: 'keep' | 'external' | 'inline';
+    snap_weights: 'reinit' | 'transfer';
   };
   input: ModelStats;
   output: ModelStats;

@@ -83,12 +83,16 @@ function flagsFrom(options) {
     else if (key === 'only') list(key, '--only');
     else if (key === 'skip') list(key, '--skip');
     else if (key === 'skipMatches') list(key, '--skip-match');
-    else if (key === 'dataLayout') {
+    else if (key === 'snapWeights') {
+      type('string');
+      if (!['reinit', 'transfer'].includes(v)) throw codedError(`options.snapWeights '${v}' is not one of reinit, transfer`, 'ERR_ONNX_LATTICE_OPTIONS');
+      flags.push('--snap-weights', v);
+    } else if (key === 'dataLayout') {
       type('string');
       if (!['keep', 'external', 'inline'].includes(v)) throw codedError(`options.dataLayout '${v}' is not one of keep, external, inline`, 'ERR_ONNX_LATTICE_OPTIONS');
       if (v !== 'keep') flags.push(v === 'inline' ? '--inline' : '--external-data');
     } else {
-      throw codedError(`unknown option '${key}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, dataLayout)`, 'ERR_ONNX_LATTICE_OPTIONS');
+      throw codedError(`unknown option '${key}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, dataLayout, snapWeights)`, 'ERR_ONNX_LATTICE_OPTIONS');
     }
   }
   return flags;

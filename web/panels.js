@@ -37,6 +37,12 @@ export function renderCard(dl, report, input, output) {
 }
 
 // "Show in graph" for one entry; its accessible name starts with the visible text.
+// What a snapped Conv's match did with the trained kernel (report matches[].weights), in words.
+export function weightsText(weights) {
+  if (weights.method === 'reinit') return 'weights re-initialised (nothing of the trained kernel kept)';
+  return `weights transferred: ${(100 * weights.kept_energy).toFixed(weights.kept_energy === 1 ? 0 : 1)} % of the kernel's energy kept`;
+}
+
 export function showButton(what, onClick) {
   const b = el('button', 'Show in graph', 'small secondary');
   b.type = 'button';
@@ -106,7 +112,7 @@ export function renderProps(aside, node, report, view, onShowMatch, changes = ne
   if (matches.length) {
     const ul = el('ul', undefined, 'plain');
     for (const m of matches) {
-      const li = el('li', `${m.id}: ${m.applied ? (m.nodes.includes(node.name) && view === 'input' ? 'rewritten' : 'emitted by this rewrite') : `not applied (${m.reason})`}`);
+      const li = el('li', `${m.id}: ${m.applied ? (m.nodes.includes(node.name) && view === 'input' ? 'rewritten' : 'emitted by this rewrite') : `not applied (${m.reason})`}${m.weights ? `; ${weightsText(m.weights)}` : ''}`);
       li.append(' ', showButton(`the nodes of ${m.id}`, () => onShowMatch(m)));
       ul.append(li);
     }

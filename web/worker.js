@@ -48,6 +48,7 @@ function shortHash(ids) {
 // matched, so a skip kept from another target does not rename this one.
 function variantName(options, skipped) {
   let name = `${modelName}.${options.target}`;
+  if (options.snapWeights === 'transfer') name += '.transfer';
   if (!options.foldBatchNorm) name += '.no-fold';
   if (skipped.length) name += `.skip-${shortHash(skipped)}`;
   return name;

@@ -19,11 +19,12 @@ namespace {
 constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
                        [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
                        [--report REPORT.json|-] [--dry-run] [--quiet] [--external-data|--inline]
-                       [--input-shape NAME:1,3,640,640 ...]
+                       [--input-shape NAME:1,3,640,640 ...] [--snap-weights reinit|transfer]
                        [--check [--layerwise] [--seed N] [--input-range LO,HI] [--rtol R] [--atol A]]
 )";
 constexpr std::string_view kInspectUsage =
-    "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--input-shape ...] [--json]\n";
+    "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--input-shape ...]\n"
+    "                      [--snap-weights ...] [--json]\n";
 constexpr std::string_view kCheckUsage =
     "  onnx-lattice check ORIGINAL.onnx CANDIDATE.onnx [--json] [--layerwise] [--seed N] [--input-range LO,HI]\n"
     "                     [--rtol R] [--atol A] [--input-shape NAME:1,3,640,640 ...]   (Node CLI only)\n";
@@ -128,6 +129,11 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       auto pin = parse_input_shape(*v);
       if (!pin) return UsageError{pin.error().message};
       cmd.options.input_shapes.push_back(std::move(pin).value());
+    } else if (flag == "--snap-weights" && (convert || inspect)) {
+      if (!(v = value())) return UsageError{"--snap-weights needs reinit or transfer"};
+      auto method = parse_snap_weights(*v);
+      if (!method) return UsageError{fmt::format("--snap-weights '{}' is not reinit or transfer", *v)};
+      cmd.options.snap_weights = *method;
     } else if (flag == "--no-fold-bn" && !inline_value && (convert || inspect)) {
       cmd.options.fold_batch_norm = false;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {

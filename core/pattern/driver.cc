@@ -93,7 +93,9 @@ class Driver {
     return applied_patterns;
   }
 
-  MatchContext context() const { return {rewriter_.view(), rewriter_.shapes(), opset_, target_, data_}; }
+  MatchContext context() const {
+    return {rewriter_.view(), rewriter_.shapes(), opset_, target_, data_, options_.snap_weights};
+  }
 
   std::string match_id(const Match& m) const {
     return fmt::format("{}:{}", m.pattern->name, rewriter_.view().label(m.anchor()));
@@ -120,6 +122,8 @@ class Driver {
     auto replacement = m.pattern->graft(context(), m, rewriter_.names_for_match());
     if (!replacement) return refuse(std::move(record), replacement.error().message);
     std::vector<std::string> warnings = replacement->warnings;
+    record.numerically_equivalent = record.numerically_equivalent || replacement->exact;
+    record.weights = replacement->weights;
     // A new node is labelled as the matched node whose name it keeps (which may be `name#2`), an
     // unnamed one as the anchor.
     std::vector<std::pair<std::string, std::string>> new_labels;  // first output, label

@@ -3,6 +3,7 @@
 // is_numerically_equivalent): a chain of steps to match, and a graft that describes the
 // replacement. Patterns never edit the graph; the Rewriter applies what the graft describes.
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +12,8 @@
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
 #include "core/onnx/external_data.h"
+#include "core/options.h"
+#include "core/report/report.h"
 #include "core/util/result.h"
 #include "onnx-ml.pb.h"
 
@@ -30,6 +33,7 @@ struct MatchContext {
   int64_t opset;
   const Target& target;
   ExternalData* data = nullptr;  // reads tensor data still in its file (with_data)
+  SnapWeights snap_weights = SnapWeights::kReinit;  // what a snapped Conv kernel's weights become
 };
 
 // One step of a chain: a node of one of `op_types` (default domain) that `accepts` approves.
@@ -60,6 +64,11 @@ struct Replacement {
   std::vector<onnx::TensorProto> initializers;
   std::vector<std::pair<std::string, std::string>> rewires;
   std::vector<std::string> warnings;
+  // What became of a layer's trained weights whose shape the rewrite changed (matches[].weights).
+  std::optional<WeightsNote> weights;
+  // This rewrite computes what the matched nodes computed, though its pattern's do not in general
+  // (a kernel embedded in a larger one whose pads line up).
+  bool exact = false;
 };
 
 // An Error from a graft means "matched, but not applied", and its message is the reason.

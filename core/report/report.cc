@@ -53,6 +53,9 @@ Json Report::to_json() const {
         .set("new_nodes", Json::array_of(m.new_nodes))
         .set("node_ops", Json::array_of(m.node_ops))
         .set("new_node_ops", Json::array_of(m.new_node_ops));
+    if (m.weights) {
+      row.set("weights", Json::object().set("method", m.weights->method).set("kept_energy", m.weights->kept_energy));
+    }
     matches_json.push(std::move(row));
   }
   Json warnings_json = Json::array();

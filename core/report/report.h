@@ -2,6 +2,7 @@
 // The report of one conversion (SPEC section 4, schema "onnx-lattice-report/1").
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,14 @@ struct ModelStats {
   static ModelStats of(const onnx::ModelProto& model, uint64_t bytes);
 };
 
+// What a rewrite did with a layer's trained weights when it changed their shape (a snapped Conv
+// kernel): `method` "reinit" or "transfer", `kept_energy` |W_new|^2 / |W_old|^2 of the trained
+// kernel (0 for reinit: nothing of it is kept).
+struct WeightsNote {
+  std::string method;
+  double kept_energy = 0;
+};
+
 struct MatchRecord {
   std::string id;  // pattern name + ":" + anchor node label; stable across runs
   std::string pattern;
@@ -38,6 +47,7 @@ struct MatchRecord {
   // rewrite without the model.
   std::vector<std::string> node_ops;
   std::vector<std::string> new_node_ops;
+  std::optional<WeightsNote> weights;
 };
 
 struct Warning {
