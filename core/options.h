@@ -1,7 +1,9 @@
 #pragma once
 // What the user asked for: the same options for the CLI flags, the Node API and the page.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,9 +16,19 @@ namespace lattice {
 // one), one data file for every tensor of at least 1 KiB, or all inline in one file.
 enum class DataLayout { kKeep, kExternal, kInline };
 
+// Lattice sensAI's fixed-point schemes (core/fixed_point/scheme.h): none (the seed's rules only),
+// FPQ (fixed step sizes) or LSQ (learned step sizes).
+enum class FixedPoint { kNone, kFpq, kLsq };
+std::string_view fixed_point_name(FixedPoint scheme);  // "none", "fpq", "lsq"
+// The scheme named `name`, or an options error listing the known ones.
+Result<FixedPoint> parse_fixed_point(std::string_view name);
+
 struct Options {
   std::string target = "lattice";
-  bool fold_batch_norm = true;
+  // Unset: the scheme's default, on except under FPQ, where BatchNormalization is a 16-bit layer
+  // of its own and a folded conv's bias would be refused. Read it through folds_batch_norm().
+  std::optional<bool> fold_batch_norm;
+  FixedPoint fixed_point = FixedPoint::kNone;
   std::vector<std::string> only;          // pattern names; empty: all of the target's
   std::vector<std::string> skip;          // pattern names
   std::vector<std::string> skip_matches;  // match ids
@@ -33,6 +45,7 @@ struct Options {
   // in memory and the report's labels: the page's graph view. Not part of the report's options.
   bool describe = false;
 
+  bool folds_batch_norm() const { return fold_batch_norm.value_or(fixed_point != FixedPoint::kFpq); }
   Json to_json() const;
 };
 

@@ -16,12 +16,13 @@ namespace lattice {
 namespace {
 
 constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
-                       [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
-                       [--report REPORT.json|-] [--dry-run] [--quiet] [--external-data|--inline]
-                       [--input-shape NAME:1,3,640,640 ...]
+                       [--fixed-point fpq|lsq] [--fold-bn|--no-fold-bn] [--only P1,P2] [--skip P3]
+                       [--skip-match ID,...] [--report REPORT.json|-] [--dry-run] [--quiet]
+                       [--external-data|--inline] [--input-shape NAME:1,3,640,640 ...]
 )";
 constexpr std::string_view kInspectUsage =
-    "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--input-shape ...] [--json]\n";
+    "  onnx-lattice inspect IN.onnx [--target ...] [--fixed-point ...] [--fold-bn|--no-fold-bn]\n"
+    "                       [--only ...] [--skip ...] [--input-shape ...] [--json]\n";
 constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]\n";
 constexpr std::string_view kHardwareUsage =
     "  onnx-lattice hardware [--json]        the hardware table, with the source of each row\n";
@@ -109,8 +110,17 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       auto pin = parse_input_shape(*v);
       if (!pin) return UsageError{pin.error().message};
       cmd.options.input_shapes.push_back(std::move(pin).value());
-    } else if (flag == "--no-fold-bn" && !inline_value && (convert || inspect)) {
-      cmd.options.fold_batch_norm = false;
+    } else if (flag == "--fixed-point" && (convert || inspect)) {
+      if (!(v = value())) return UsageError{"--fixed-point needs a scheme (fpq or lsq)"};
+      auto scheme = parse_fixed_point(*v);
+      if (!scheme) return UsageError{scheme.error().message};
+      cmd.options.fixed_point = *scheme;
+    } else if ((flag == "--no-fold-bn" || flag == "--fold-bn") && !inline_value && (convert || inspect)) {
+      bool fold = flag == "--fold-bn";
+      if (cmd.options.fold_batch_norm && *cmd.options.fold_batch_norm != fold) {
+        return UsageError{"--fold-bn and --no-fold-bn cannot be used together"};
+      }
+      cmd.options.fold_batch_norm = fold;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {
       cmd.options.dry_run = true;
     } else if ((flag == "--external-data" || flag == "--inline") && !inline_value && (convert)) {
@@ -373,8 +383,9 @@ class Runner {
     }
     s += "\n";
     for (const Pattern* p : all_patterns()) {
-      s += fmt::format("{} ({}, {})\n  matches: {}\n  emits:   {}\n", p->name, phase_name(p->phase),
-                       p->numerically_equivalent ? "numerically equivalent" : "output will differ", p->matches,
+      std::string scheme = p->scheme == FixedPoint::kNone ? "" : fmt::format(", --fixed-point {}", fixed_point_name(p->scheme));
+      s += fmt::format("{} ({}, {}{})\n  matches: {}\n  emits:   {}\n", p->name, phase_name(p->phase),
+                       p->numerically_equivalent ? "numerically equivalent" : "output will differ", scheme, p->matches,
                        p->emits);
     }
     return s;
