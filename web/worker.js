@@ -47,7 +47,9 @@ function shortHash(ids) {
 // matched, so a skip kept from another target does not rename this one.
 function variantName(options, skipped) {
   let name = `${modelName}.${options.target}`;
-  if (!options.foldBatchNorm) name += '.no-fold';
+  if (options.fixedPoint) name += `.${options.fixedPoint}`;
+  // Folding is named when it differs from the scheme's default (off under FPQ).
+  if (options.foldBatchNorm !== (options.fixedPoint !== 'fpq')) name += options.foldBatchNorm ? '.fold' : '.no-fold';
   if (skipped.length) name += `.skip-${shortHash(skipped)}`;
   return name;
 }
