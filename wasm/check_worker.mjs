@@ -81,13 +81,12 @@ function modelFrom(module, source, label, options = { target: 'none', foldBatchN
 }
 
 // The fold-only twin of a conversion: the same folds (and skips of them), the same pinned
-// shapes, no conversion pattern; under a fixed-point scheme its equivalent rewrites too (FPQ's
-// conv biases moved into BatchNorms).
+// shapes, no conversion pattern.
 function twinOptions(conversion) {
   const o = conversion.options;
   return {
     target: 'none', foldBatchNorm: o.fold_batch_norm, skipMatches: o.skip_matches, ignoreUnknownSkips: true,
-    inputShapes: conversion.input_shapes, ...(o.fixed_point ? { fixedPoint: o.fixed_point } : {}),
+    inputShapes: conversion.input_shapes,
   };
 }
 
