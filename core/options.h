@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,10 +20,19 @@ enum class DataLayout { kKeep, kExternal, kInline };
 // What a snapped Conv kernel's weights become: drawn anew as the seed does (reinit), or carried
 // over from the trained kernel (transfer, core/patterns/lattice/weight_transfer.h).
 enum class SnapWeights { kReinit, kTransfer };
+// Lattice sensAI's fixed-point schemes (core/fixed_point/scheme.h): none (the seed's rules only),
+// FPQ (fixed step sizes) or LSQ (learned step sizes).
+enum class FixedPoint { kNone, kFpq, kLsq };
+std::string_view fixed_point_name(FixedPoint scheme);  // "none", "fpq", "lsq"
+// The scheme named `name`, or an options error listing the known ones.
+Result<FixedPoint> parse_fixed_point(std::string_view name);
 
 struct Options {
   std::string target = "lattice";
-  bool fold_batch_norm = true;
+  // Unset: the scheme's default, on except under FPQ, where BatchNormalization is a 16-bit layer
+  // of its own and a folded conv's bias would be refused. Read it through folds_batch_norm().
+  std::optional<bool> fold_batch_norm;
+  FixedPoint fixed_point = FixedPoint::kNone;
   std::vector<std::string> only;          // pattern names; empty: all of the target's
   std::vector<std::string> skip;          // pattern names
   std::vector<std::string> skip_matches;  // match ids
@@ -40,6 +50,7 @@ struct Options {
   // in memory and the report's labels: the page's graph view. Not part of the report's options.
   bool describe = false;
 
+  bool folds_batch_norm() const { return fold_batch_norm.value_or(fixed_point != FixedPoint::kFpq); }
   Json to_json() const;
 };
 

@@ -66,8 +66,8 @@ lattice::Status input_shapes(const val& v, lattice::Options& o) {
   return lattice::ok_status();
 }
 
-// Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches,
-// inputShapes, snapWeights});
+// Options as the JS caller wrote them ({target, fixedPoint, foldBatchNorm, dryRun, only, skip,
+// skipMatches, inputShapes, snapWeights});
 // anything absent takes the CLI's default, anything misspelt or mistyped is an error.
 lattice::Result<lattice::Options> options_from(const val& opts) {
   lattice::Options o;
@@ -90,6 +90,10 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       o.target = v.as<std::string>();
     } else if (key == "foldBatchNorm" && type == "boolean") {
       o.fold_batch_norm = v.as<bool>();
+    } else if (key == "fixedPoint" && type == "string") {
+      auto scheme = lattice::parse_fixed_point(v.as<std::string>());
+      if (!scheme) return scheme.error();
+      o.fixed_point = *scheme;
     } else if (key == "dryRun" && type == "boolean") {
       o.dry_run = v.as<bool>();
     } else if (key == "ignoreUnknownSkips" && type == "boolean") {
@@ -121,14 +125,14 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       status = list(o.skip_matches);
     } else if (key == "inputShapes") {
       status = input_shapes(v, o);
-    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips" ||
-               key == "describe" || key == "dataLayout" || key == "snapWeights" || key == "resolver" ||
-               key == "dataFile") {
+    } else if (key == "target" || key == "foldBatchNorm" || key == "fixedPoint" || key == "dryRun" ||
+               key == "ignoreUnknownSkips" || key == "describe" || key == "dataLayout" || key == "snapWeights" ||
+               key == "resolver" || key == "dataFile") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
       return lattice::options_error(
-          "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, inputShapes, "
-          "ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile)",
+          "unknown option '{}' (known: target, fixedPoint, foldBatchNorm, dryRun, only, skip, skipMatches, "
+          "inputShapes, ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile)",
           key);
     }
     if (!status) return status.error();

@@ -6,7 +6,12 @@ export interface ConvertOptions {
   /** What a snapped Conv kernel's weights become: 'reinit' (default: drawn anew, Kaiming-uniform,
    *  as the seed does) or 'transfer' (the trained taps that read the same pixels, bias kept). */
   snapWeights?: 'reinit' | 'transfer';
-  /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true. */
+  /** Lattice sensAI's fixed-point rules (FPGA-UG-02228 section 4), added to any target: 'fpq'
+   *  (fixed steps: BatchNorm stays a layer, conv biases move into it, weights checked against
+   *  signed 0.7 with scale 0.5) or 'lsq' (learned steps: structural notes). Default none. */
+  fixedPoint?: 'fpq' | 'lsq';
+  /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true, except
+   *  with fixedPoint 'fpq' (false: FPQ refuses a folded conv's bias, and warns when asked to fold). */
   foldBatchNorm?: boolean;
   /** Stop after matching: report the plan, return no model. Default false. */
   dryRun?: boolean;
@@ -55,7 +60,7 @@ export interface ModelDescription {
   ir_version: number;
   opset: number;
   producer: string;
-  /** Elements in all initializers. */
+  /** Elements in all initializers and in the tensors of Constant nodes. */
   parameters: number;
   /** Graph inputs a caller feeds (weights left out) and graph outputs; symbolic dims by name, '?' unknown. */
   inputs: { name: string; type: string; shape?: (number | string)[] | null }[];
@@ -101,6 +106,8 @@ export interface Report {
     target: Target; fold_batch_norm: boolean; only: string[]; skip: string[];
     skip_matches: string[]; dry_run: boolean; data_layout: 'keep' | 'external' | 'inline';
     snap_weights: 'reinit' | 'transfer';
+    /** Only when a scheme was asked for. */
+    fixed_point?: 'fpq' | 'lsq';
   };
   input: ModelStats;
   output: ModelStats;
@@ -111,10 +118,56 @@ export interface Report {
   /** One entry per node. `group`: the activation idiom it is part of ('SiLU', 'HardSwish', ...)
    *  or its op type; `unit`: for an idiom's nodes, all the nodes of that one activation. */
   unsupported: { node: string; op_type: string; reason: string; group: string; unit?: string[] }[];
+  /** Only for a quantized model (QuantizeLinear/DequantizeLinear, QLinearConv, ConvInteger, ...):
+   *  those nodes are described here instead of in `unsupported`. */
+  quantization?: Quantization;
+  /** Only with fixedPoint: the fit of the converted model in the scheme. */
+  fixed_point?: FixedPointFit;
   timings_ms: { load: number; convert: number; save: number };
   /** `convert --check` (Node CLI) and the page's Check: the converted model and the fold-only twin
    *  (the same folds, no conversion pattern), each against the input. */
   check?: { converted: CheckReport; fold_only: CheckReport };
+}
+
+export interface Quantization {
+  /** The quantization nodes, in graph order. */
+  nodes: string[];
+  form: 'qdq' | 'qoperator' | 'dynamic';
+  /** Some scale has more than one value. */
+  per_channel: boolean;
+  /** Over the constant scales; null when none is a constant. */
+  scales: { min: number; max: number } | null;
+  /** With fixedPoint 'fpq': every scale a power of two; null otherwise. */
+  power_of_two: boolean | null;
+  /** Said once: Lattice's flow quantizes the float model itself, these scales are not carried over. */
+  message: string;
+}
+
+export interface FixedPointFit {
+  scheme: 'fpq' | 'lsq';
+  /** The scheme in one line, with its document. */
+  source: string;
+  /** A layer fits when nothing clips and quantization_error is under this (0.1; the project's, not Lattice's). 0 for LSQ. */
+  error_threshold: number;
+  /** FPQ: each Conv, ConvTranspose and Gemm with a float constant weight, its weights as signed 0.7 with scale 0.5
+   *  ([-0.5, 0.5 - 1/256], step 1/256). Shares are of all the layer's weights. Empty for LSQ. */
+  layers: {
+    node: string; op: string; weight_min: number; weight_max: number;
+    /** Share that clips at the range. */
+    clipped: number;
+    /** Share of the non-zero weights that round to zero. */
+    vanished: number;
+    /** ||w - q(w)|| / ||w||. */
+    quantization_error: number;
+    fits: boolean;
+  }[];
+  /** FPQ: each BatchNormalization with constant parameters: gamma / sqrt(var + eps) and beta - mean * scale
+   *  per channel, against signed 5.10 ([-32, 32 - 1/1024]). */
+  batch_norms: { node: string; scale_min: number; scale_max: number; offset_min: number; offset_max: number; fits: boolean }[];
+  /** Rules broken or to know, each with its source ('FPGA-UG-02228 section 5.1.1', ...). `node` '' for the whole model.
+   *  rule: 'input-range' | 'weights-clip' | 'quantization-error' | 'weights-not-analysed' | 'conv-bias-needs-batchnorm'
+   *  | 'batchnorm-range' | 'not-on-fpga' | 'lsq-snapping-not-needed'. */
+  findings: { node: string; rule: string; message: string; source: string }[];
 }
 
 export interface PatternInfo {
@@ -124,6 +177,8 @@ export interface PatternInfo {
   targets: Target[];
   matches: string;
   emits: string;
+  /** A pattern only this scheme runs (FpqConvBiasIntoBatchNormPattern: 'fpq'). */
+  fixed_point?: 'fpq' | 'lsq';
 }
 
 export interface Catalogue {
@@ -151,6 +206,8 @@ export interface Hardware {
   targets: { name: Target; conv_kernels: string }[];
   operators: { op: string; runs: boolean; condition: string; source: string; note: string }[];
   otherwise: string;
+  /** The sensAI ML engine's fixed-point schemes per layer ('' where the source lists nothing). */
+  fixed_point: { source: string; operators: { op: string; layer: string; fpq: string; lsq: string }[] };
 }
 
 /** A model for check(): a file path (its data files are read beside it), the model's bytes, or

@@ -78,7 +78,8 @@ function flagsFrom(options) {
       if (typeof v !== want) throw codedError(`options.${key} has the wrong type (${typeof v})`, 'ERR_ONNX_LATTICE_OPTIONS');
     };
     if (key === 'target') { type('string'); flags.push('--target', v); }
-    else if (key === 'foldBatchNorm') { type('boolean'); if (!v) flags.push('--no-fold-bn'); }
+    else if (key === 'fixedPoint') { type('string'); flags.push('--fixed-point', v); }
+    else if (key === 'foldBatchNorm') { type('boolean'); flags.push(v ? '--fold-bn' : '--no-fold-bn'); }
     else if (key === 'dryRun') { type('boolean'); if (v) flags.push('--dry-run'); }
     else if (key === 'only') list(key, '--only');
     else if (key === 'skip') list(key, '--skip');
@@ -92,7 +93,7 @@ function flagsFrom(options) {
       if (!['keep', 'external', 'inline'].includes(v)) throw codedError(`options.dataLayout '${v}' is not one of keep, external, inline`, 'ERR_ONNX_LATTICE_OPTIONS');
       if (v !== 'keep') flags.push(v === 'inline' ? '--inline' : '--external-data');
     } else {
-      throw codedError(`unknown option '${key}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, dataLayout, snapWeights)`, 'ERR_ONNX_LATTICE_OPTIONS');
+      throw codedError(`unknown option '${key}' (known: target, fixedPoint, foldBatchNorm, dryRun, only, skip, skipMatches, dataLayout, snapWeights)`, 'ERR_ONNX_LATTICE_OPTIONS');
     }
   }
   return flags;

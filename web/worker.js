@@ -48,8 +48,10 @@ function shortHash(ids) {
 // matched, so a skip kept from another target does not rename this one.
 function variantName(options, skipped) {
   let name = `${modelName}.${options.target}`;
+  if (options.fixedPoint) name += `.${options.fixedPoint}`;
   if (options.snapWeights === 'transfer') name += '.transfer';
-  if (!options.foldBatchNorm) name += '.no-fold';
+  // Folding is named when it differs from the scheme's default (off under FPQ).
+  if (options.foldBatchNorm !== (options.fixedPoint !== 'fpq')) name += options.foldBatchNorm ? '.fold' : '.no-fold';
   if (skipped.length) name += `.skip-${shortHash(skipped)}`;
   return name;
 }

@@ -17,14 +17,15 @@ namespace lattice {
 namespace {
 
 constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
-                       [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
-                       [--report REPORT.json|-] [--dry-run] [--quiet] [--external-data|--inline]
-                       [--input-shape NAME:1,3,640,640 ...] [--snap-weights reinit|transfer]
+                       [--fixed-point fpq|lsq] [--fold-bn|--no-fold-bn] [--only P1,P2] [--skip P3]
+                       [--skip-match ID,...] [--report REPORT.json|-] [--dry-run] [--quiet]
+                       [--external-data|--inline] [--input-shape NAME:1,3,640,640 ...]
+                       [--snap-weights reinit|transfer]
                        [--check [--layerwise] [--seed N] [--input-range LO,HI] [--rtol R] [--atol A]]
 )";
 constexpr std::string_view kInspectUsage =
-    "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--input-shape ...]\n"
-    "                      [--snap-weights ...] [--json]\n";
+    "  onnx-lattice inspect IN.onnx [--target ...] [--fixed-point ...] [--fold-bn|--no-fold-bn]\n"
+    "                       [--only ...] [--skip ...] [--input-shape ...] [--snap-weights ...] [--json]\n";
 constexpr std::string_view kCheckUsage =
     "  onnx-lattice check ORIGINAL.onnx CANDIDATE.onnx [--json] [--layerwise] [--seed N] [--input-range LO,HI]\n"
     "                     [--rtol R] [--atol A] [--input-shape NAME:1,3,640,640 ...]   (Node CLI only)\n";
@@ -134,8 +135,17 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       auto method = parse_snap_weights(*v);
       if (!method) return UsageError{fmt::format("--snap-weights '{}' is not reinit or transfer", *v)};
       cmd.options.snap_weights = *method;
-    } else if (flag == "--no-fold-bn" && !inline_value && (convert || inspect)) {
-      cmd.options.fold_batch_norm = false;
+    } else if (flag == "--fixed-point" && (convert || inspect)) {
+      if (!(v = value())) return UsageError{"--fixed-point needs a scheme (fpq or lsq)"};
+      auto scheme = parse_fixed_point(*v);
+      if (!scheme) return UsageError{scheme.error().message};
+      cmd.options.fixed_point = *scheme;
+    } else if ((flag == "--no-fold-bn" || flag == "--fold-bn") && !inline_value && (convert || inspect)) {
+      bool fold = flag == "--fold-bn";
+      if (cmd.options.fold_batch_norm && *cmd.options.fold_batch_norm != fold) {
+        return UsageError{"--fold-bn and --no-fold-bn cannot be used together"};
+      }
+      cmd.options.fold_batch_norm = fold;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {
       cmd.options.dry_run = true;
     } else if ((flag == "--external-data" || flag == "--inline") && !inline_value && (convert)) {
@@ -422,8 +432,9 @@ class Runner {
     }
     s += "\n";
     for (const Pattern* p : all_patterns()) {
-      s += fmt::format("{} ({}, {})\n  matches: {}\n  emits:   {}\n", p->name, phase_name(p->phase),
-                       p->numerically_equivalent ? "numerically equivalent" : "output will differ", p->matches,
+      std::string scheme = p->scheme == FixedPoint::kNone ? "" : fmt::format(", --fixed-point {}", fixed_point_name(p->scheme));
+      s += fmt::format("{} ({}, {}{})\n  matches: {}\n  emits:   {}\n", p->name, phase_name(p->phase),
+                       p->numerically_equivalent ? "numerically equivalent" : "output will differ", scheme, p->matches,
                        p->emits);
     }
     return s;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -26,7 +27,8 @@ enum class Phase { kConversion, kFusion };
 
 inline std::string_view phase_name(Phase phase) { return phase == Phase::kConversion ? "conversion" : "fusion"; }
 
-// What predicates and grafts may look at: the graph as it is now, its shapes, and the target.
+// What predicates and grafts may look at: the graph as it is now, its shapes, the target and the
+// fixed-point scheme.
 struct MatchContext {
   const GraphView& view;
   const Shapes& shapes;
@@ -34,6 +36,10 @@ struct MatchContext {
   const Target& target;
   ExternalData* data = nullptr;  // reads tensor data still in its file (with_data)
   SnapWeights snap_weights = SnapWeights::kReinit;  // what a snapped Conv kernel's weights become
+  FixedPoint fixed_point = FixedPoint::kNone;
+  // The outputs of the layers a fold (a fusion pattern) wrote in this run: a conv the user chose
+  // to fold keeps the bias the fold gave it, rather than going round a fold/unfold cycle.
+  const std::unordered_set<std::string>* folded = nullptr;
 };
 
 // One step of a chain: a node of one of `op_types` (default domain) that `accepts` approves.
@@ -85,6 +91,9 @@ struct Pattern {
   // a graph output; the SPPF cascade is the exception (its pools also feed the Concat).
   bool intermediates_may_branch = false;
   Graft graft;
+  // A fusion pattern that only a fixed-point scheme runs (whether or not BatchNorm folding is on);
+  // kNone: one of the folds, which run when folding is on.
+  FixedPoint scheme = FixedPoint::kNone;
 };
 
 }  // namespace lattice

@@ -1054,6 +1054,33 @@ test('axe-core finds no serious or critical violation after a conversion', async
   await context.close();
 });
 
+test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point fpq`, and shows the fit', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
+  await waitDone(page);
+  assert.equal(await page.isHidden('[data-testid="fixed-point-summary"]'), true, 'no summary without a scheme');
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  assert.equal(await page.isChecked('[data-testid="fold-bn"]'), false);
+  const { name } = await checkAgainstCli(page, fixture('bn_scales_up.onnx'), ['--fixed-point', 'fpq']);
+  assert.equal(name, 'bn_scales_up.lattice.fpq.onnx');
+  assert.match(await page.textContent('[data-testid="fixed-point-summary"]'),
+    /^FPQ: 1 of 2 layers clip, 0 more over the 10\.0 % error threshold; 0 of 1 BatchNorms out of range/);
+  // Folding asked for under FPQ: the folded conv clips too, and the node's properties say by how much.
+  await page.check('[data-testid="fold-bn"]');
+  await waitDone(page);
+  const { name: folded } = await checkAgainstCli(page, fixture('bn_scales_up.onnx'), ['--fixed-point', 'fpq', '--fold-bn']);
+  assert.equal(folded, 'bn_scales_up.lattice.fpq.fold.onnx');
+  await page.click('[data-testid="graph-node"][data-node="/conv_a/Conv"]');
+  assert.match(await page.textContent('[data-testid="node-props"]'), /Fixed point \(FPQ\)clips 80\.6 %/);
+  // A QDQ model: the notice, said once.
+  await page.setInputFiles('[data-testid="file-input"]', fixture('qdq.onnx'));
+  await waitDone(page);
+  assert.match(await page.textContent('[data-testid="quantization"]'), /quantizes the float model itself/);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 // --- The check (issue 20) ------------------------------------------------------------------------
 
 // Presses "Check" (layer by layer if asked) and waits for the result panel; returns its dataset.
