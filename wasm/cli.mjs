@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The Node CLI: the same command line as the native one (core/cli), over Node's fs (fs_host.mjs).
 import { fsHost } from './fs_host.mjs';
-import { guard, loadModule } from './index.mjs';
+import { guard, loadModule } from './engine.mjs';
 
 const module = await loadModule();
 try {

@@ -5,11 +5,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { ZOO, fixture } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const FOLD_ONLY = { target: 'none' };
 
 const models = [
