@@ -5,11 +5,14 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ABORTED, RUNNING } from './call_state.mjs';
+import { check } from './check_node.mjs';
 import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './engine.mjs';
 
+// check() (check_node.mjs) runs both models in onnxruntime-node in a worker thread of its own, so
+// it is asynchronous in both converters.
 export async function createSyncConverter() {
   const { _heapBytes, _module, ...converter } = await createEngine();
-  return converter;
+  return { ...converter, check };
 }
 
 const optionsError = (message) => codedError(message, 'ERR_ONNX_LATTICE_OPTIONS');
@@ -190,7 +193,7 @@ function callOptions(options) {
 
 export async function createConverter() {
   // The catalogue, the hardware table and the version, read once from a module on this thread.
-  const { patterns, hardware, version } = await createSyncConverter();
+  const { patterns, hardware, version } = await createEngine();
   const catalogue = JSON.stringify(patterns());
   const table = JSON.stringify(hardware());
   const calls = new Calls();
@@ -211,6 +214,7 @@ export async function createConverter() {
     },
     inspect: async (bytes, options) => (await convert(bytes, { ...options, dryRun: true })).report,
     describe: inMemory('describe'),
+    check,
     patterns: () => JSON.parse(catalogue),
     hardware: () => JSON.parse(table),
     version,

@@ -8,6 +8,7 @@
 // model's data files by name, matched to its tensors' `location`s. Out: ready; progress {stage,
 // fraction} as the core reports each stage; result {report, name, model, data (Blobs; data null
 // for one file), input, output (the graph descriptions), ms, heapBytes}; error {message}.
+// {type: 'twin', options} makes the check's fold-only twin: twin {model, data, description, report}.
 /* global OnnxLattice, importScripts */
 importScripts('onnx_lattice.js');
 
@@ -52,6 +53,8 @@ function variantName(options, skipped) {
   return name;
 }
 
+const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
+
 function run(options, name, onProgress) {
   // The page keeps skips across target switches and shows those that no longer match.
   const resolver = files.size ? (location) => files.get(location) ?? null : undefined;
@@ -80,11 +83,19 @@ function convert(options) {
     }
   }
   // The parts are new bytes and slices of the picked files; an unchanged model is the input.
-  const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
   post({
     type: 'result', report, name, model: blob(result.model ?? [input]), data: result.data ? blob(result.data) : null,
     input: JSON.parse(result.inputDescription), output: JSON.parse(result.description),
     ms: performance.now() - started, heapBytes: result.heapBytes,
+  });
+}
+
+// The check's fold-only twin: the conversion's folds (and skips of them), no conversion pattern.
+function twin(options) {
+  const result = run({ ...options, target: 'none' }, 'twin');
+  post({
+    type: 'twin', model: blob(result.model ?? [input]), data: result.data ? blob(result.data) : null,
+    description: JSON.parse(result.description), report: JSON.parse(result.report),
   });
 }
 
@@ -98,8 +109,9 @@ self.onmessage = async ({ data }) => {
       files = new Map(Object.entries(data.files ?? {}));
     }
     if (!input) throw new Error('no model loaded');
+    if (data.type === 'twin') return twin(data.options);
     convert(data.options);
   } catch (e) {
-    post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+    post({ type: data.type === 'twin' ? 'twin' : 'error', message: e instanceof Error ? e.message : String(e) });
   }
 };

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "core/cli/batch.h"
+#include "core/cli/check_request.h"
 #include "core/cli/convert_file.h"
 #include "core/cli/files.h"
 #include "core/pattern/registry.h"
@@ -43,7 +44,18 @@ constexpr Flag kConvertFlags[] = {
     {"--external-data", "every tensor of 1 KiB or more into OUT.onnx.data"},
     {"--inline", "one file, all data inline (refused above 2 GiB)"},
 };
+constexpr std::string_view kCheckUsage =
+    "  onnx-lattice check ORIGINAL.onnx CANDIDATE.onnx [flags]   run both in onnxruntime and compare (Node CLI only)\n";
+constexpr Flag kCheckFlags[] = {
+    {"--layerwise", "also compare every tensor both models compute, and name the first that parts"},
+    {"--seed N", "seed of the random inputs (0 to 4294967295; default 0)"},
+    {"--input-range LO,HI", "floating-point inputs uniform in [LO, HI) (default -1,1)"},
+    {"--rtol R", "relative tolerance (default 1e-5)"},
+    {"--atol A", "absolute tolerance (default 1e-4)"},
+};
+constexpr Flag kConvertCheckFlag[] = {{"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"}};
 constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx [flags]     plan + audit, writes nothing\n";
+constexpr Flag kPinFlag[] = {{"--input-shape NAME:1,3,640,640", "pin a dynamic input's shape (repeatable)"}};
 constexpr Flag kInspectFlags[] = {{"--fail-on-unsupported", "exit 4 when the target cannot run some node"}};
 constexpr Flag kJsonFlag[] = {{"--json", "JSON on standard output (a failure as {\"error\": {code, message, path}})"}};
 constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]          the pattern catalogue\n";
@@ -71,14 +83,21 @@ std::string short_usage(std::string_view command) {
                               : command == "patterns" ? kPatternsUsage
                               : command == "hardware" ? kHardwareUsage
                                                       : std::string_view();
+  if (command == "check") synopsis = kCheckUsage;
   if (synopsis.empty()) return "run 'onnx-lattice --help' for the commands\n";
   return fmt::format("usage:\n{}run 'onnx-lattice {} --help' for its flags\n", synopsis, command);
 }
 
 std::string usage(std::string_view command = "") {
   if (command == "convert") {
-    return fmt::format("usage:\n{}\n{}{}{}{}", kConvertUsage, flag_lines(kConvertFlags), flag_lines(kTargetFlags),
-                       flag_lines(kCommonFlags), kExitStatus);
+    return fmt::format("usage:\n{}\n{}{}{}{}{}{}", kConvertUsage, flag_lines(kConvertFlags), flag_lines(kTargetFlags),
+                       flag_lines(kConvertCheckFlag), flag_lines(kCheckFlags), flag_lines(kCommonFlags), kExitStatus);
+  }
+  if (command == "check") {
+    return fmt::format("usage:\n{}\n{}{}{}{}\nexit status: 0 every comparable output within the tolerance, 1 not (or a "
+                       "model does not load or run), 2 usage error\n\nIn the native CLI: {}.\n",
+                       kCheckUsage, flag_lines(kCheckFlags), flag_lines(kPinFlag), flag_lines(kJsonFlag),
+                       flag_lines(kCommonFlags), kNoRuntime);
   }
   if (command == "inspect") {
     return fmt::format("usage:\n{}\n{}{}{}{}{}", kInspectUsage, flag_lines(kTargetFlags), flag_lines(kInspectFlags),
@@ -86,8 +105,8 @@ std::string usage(std::string_view command = "") {
   }
   if (command == "patterns") return fmt::format("usage:\n{}\n{}", kPatternsUsage, flag_lines(kJsonFlag));
   if (command == "hardware") return fmt::format("usage:\n{}\n{}", kHardwareUsage, flag_lines(kJsonFlag));
-  return fmt::format("usage:\n{}{}{}{}  onnx-lattice --version | --help\n  onnx-lattice COMMAND --help   that command's flags\n{}",
-                     kConvertUsage, kInspectUsage, kPatternsUsage, kHardwareUsage, kExitStatus);
+  return fmt::format("usage:\n{}{}{}{}{}  onnx-lattice --version | --help\n  onnx-lattice COMMAND --help   that command's flags\n{}",
+                     kConvertUsage, kInspectUsage, kCheckUsage, kPatternsUsage, kHardwareUsage, kExitStatus);
 }
 
 // A failure as --json prints it: {"error": {code, message, path?, errno?}}, codes as the Node API's.
@@ -112,6 +131,7 @@ struct Command {
   std::vector<std::string> inputs;
   std::string out_dir;
   bool json = false, quiet = false, reports = false, fail_on_unsupported = false;
+  CheckFlags check;  // `check ORIGINAL CANDIDATE` (inputs[0], inputs[1]), `convert --check`
 };
 
 std::vector<std::string> split_list(const std::string& value) {
@@ -137,11 +157,12 @@ std::optional<UsageError> batch_conflict(const Command& cmd) {
 std::optional<UsageError> parse(const std::vector<std::string>& args, Command& cmd) {
   if (args.empty()) return UsageError{"no command given"};
   cmd.name = args[0];
-  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "patterns" && cmd.name != "hardware") {
+  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "check" && cmd.name != "patterns" &&
+      cmd.name != "hardware") {
     return UsageError{fmt::format("unknown command '{}'", cmd.name)};
   }
   // Which flags each command takes; a flag listed with a value consumes the next argument.
-  const bool convert = cmd.name == "convert", inspect = cmd.name == "inspect";
+  const bool convert = cmd.name == "convert", inspect = cmd.name == "inspect", check = cmd.name == "check";
   cmd.job.inspect = inspect;
   bool only_files = false;          // after `--`
   std::vector<std::string> given;   // single-valued flags seen, to refuse a second one
@@ -171,6 +192,11 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       given.push_back(single);
     }
     std::optional<std::string> v;
+    if ((check || convert) && !flag.empty()) {
+      auto taken = parse_check_flag(flag, value, cmd.check);
+      if (!taken) return UsageError{taken.error().message};
+      if (*taken) continue;
+    }
     if ((flag == "--help" || flag == "-h") && !inline_value) {
       cmd.help = true;
       return std::nullopt;
@@ -199,7 +225,9 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
     } else if (flag == "--skip-match" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--skip-match needs match ids"};
       for (auto& id : split_list(*v)) cmd.job.options.skip_matches.push_back(id);
-    } else if (flag == "--input-shape" && (convert || inspect)) {
+    } else if (flag == "--check" && !inline_value && convert) {
+      cmd.check.requested = true;
+    } else if (flag == "--input-shape" && (convert || inspect || check)) {
       if (!(v = value())) return UsageError{"--input-shape needs NAME:d0,d1,..."};
       auto pin = parse_input_shape(*v);
       if (!pin) return UsageError{pin.error().message};
@@ -220,13 +248,22 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       cmd.json = true;
     } else if (flag.starts_with("-") && flag != "-") {
       return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
-    } else if (convert || (inspect && cmd.inputs.empty())) {
+    } else if (convert || (inspect && cmd.inputs.empty()) || (check && cmd.inputs.size() < 2)) {
       cmd.inputs.push_back(args[i]);
     } else {
       return UsageError{fmt::format("unexpected argument '{}'", args[i])};
     }
   }
   if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
+  if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
+  if (convert && !cmd.check.requested && cmd.check.any_given()) {
+    return UsageError{"--layerwise, --seed, --input-range, --rtol and --atol are the check's: add --check"};
+  }
+  if (check) cmd.check.requested = true;
+  if (cmd.check.requested && convert && (cmd.job.options.dry_run || cmd.job.output == "-" || cmd.inputs.size() > 1 ||
+                                         !cmd.out_dir.empty())) {
+    return UsageError{"--check runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)"};
+  }
   if (!cmd.inputs.empty()) cmd.job.input = cmd.inputs[0];
   if (cmd.inputs.size() > 1 || !cmd.out_dir.empty()) {
     if (auto problem = batch_conflict(cmd)) return problem;
@@ -257,6 +294,13 @@ class Runner {
       host_.out(cmd_.json ? hardware_json().dump() : hardware_text());
       return kExitOk;
     }
+    // Said before any work: a conversion the check cannot follow is not worth starting.
+    if (cmd_.check.requested && !host_.has_runtime()) return fail(options_error("{}", kNoRuntime));
+    if (cmd_.name == "check") {
+      host_.request_check(check_request("check", cmd_.inputs[0], cmd_.inputs[1], cmd_.check, cmd_.job.options, "",
+                                        nullptr, cmd_.json).dump(false));
+      return kExitOk;
+    }
     if (cmd_.name == "convert" && is_batch()) {
       if (auto problem = batch_conflict(cmd_)) return fail(options_error("{}", problem->message));
       return run_batch({cmd_.inputs, cmd_.out_dir, cmd_.job.options, cmd_.reports, cmd_.quiet, cmd_.fail_on_unsupported},
@@ -283,9 +327,15 @@ class Runner {
       host_.out(cmd_.json ? result->report_json : format_summary(result->report, cmd_.job.input, ""));
       return status;
     }
-    if (cmd_.job.report_path == "-" || cmd_.json) {
+    if (cmd_.check.requested) {
+      // The host runs the check, then writes the report out again with the check in it, and prints it.
+      Json full = result->report.to_json();
+      host_.request_check(check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
+                                        cmd_.job.report_path, &full, cmd_.json).dump(false));
+    } else if (cmd_.job.report_path == "-" || cmd_.json) {
       host_.out(result->report_json);
-    } else if (!cmd_.quiet) {
+    }
+    if (!cmd_.quiet && cmd_.job.report_path != "-" && !cmd_.json) {
       // With the model on standard output, the summary goes to standard error.
       std::string summary = format_summary(result->report, cmd_.job.input, result->output);
       result->output == "-" ? host_.err(summary) : host_.out(summary);
