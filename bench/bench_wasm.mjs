@@ -2,11 +2,11 @@
 // npm package's API, repeated in this process; prints medians in milliseconds as JSON.
 //   node bench/bench_wasm.mjs MODEL.onnx REPEATS TARGET
 import { readFileSync } from 'node:fs';
-import { createConverter } from '../wasm/index.mjs';
+import { createSyncConverter } from '../wasm/index.mjs';
 
 const [path, repeats, target] = process.argv.slice(2);
 const bytes = readFileSync(path);
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const wall = [], core = [];
 let matches = 0;
 for (let i = 0; i < Number(repeats); ++i) {

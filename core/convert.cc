@@ -99,7 +99,8 @@ Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& mod
   bool external_output =
       options.layout == DataLayout::kExternal || (options.layout == DataLayout::kKeep && external_input);
   if (external_output) {
-    if (data_file.empty()) return options_error("the converted model keeps its data in a separate file, which needs a name");
+    if (data_file.empty()) return options_error("the converted model keeps its tensor data in a separate file, which needs a name: give "
+                                              "dataFile, the name it will have beside the model (e.g. 'out.onnx.data')");
     // Small tensors the skeleton left in the model file were inline there, and stay inline, as
     // do small ones the conversion produced.
     auto small = [](const ExternalRef& ref) { return is_reserved_location(ref.location) && ref.length < kExternalThreshold; };

@@ -1,4 +1,5 @@
 // The native CLI: a POSIX file-system Host around the shared command line in core/cli.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -19,7 +20,10 @@
 
 namespace {
 
-lattice::Error os_error(int code) { return lattice::Error{std::strerror(code)}; }
+lattice::Error os_error(int code) {
+  const char* name = ::strerrorname_np(code);  // glibc 2.32+
+  return lattice::Error{std::strerror(code), lattice::ErrorKind::kIO, "", name ? name : ""};
+}
 
 // write(2) until done; false (errno set) on failure.
 bool write_all(int fd, std::string_view bytes) {
@@ -120,6 +124,18 @@ class FileHost final : public lattice::Host {
     return bytes;
   }
 
+  lattice::Result<std::vector<std::string>> list_dir(const std::string& path) override {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return os_error(errno);
+    std::vector<std::string> names;
+    while (const dirent* entry = ::readdir(dir)) {
+      std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(std::move(name));
+    }
+    ::closedir(dir);
+    return names;
+  }
+
   lattice::Result<std::string> real_path(const std::string& path) override {
     char resolved[PATH_MAX];
     if (::realpath(path.c_str(), resolved) == nullptr) return os_error(errno);
@@ -217,6 +233,7 @@ class FileHost final : public lattice::Host {
   void out(std::string_view text) override { std::cout << text << std::flush; }
   void err(std::string_view text) override { std::cerr << text << std::flush; }
   bool err_is_terminal() override { return isatty(STDERR_FILENO) != 0; }
+  bool out_is_terminal() override { return isatty(STDOUT_FILENO) != 0; }
 
  private:
   static mode_t current_umask() {

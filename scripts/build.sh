@@ -22,6 +22,8 @@ cmake --build "$ROOT/build/wasm" -j"$jobs"
 mkdir -p "$ROOT/wasm/dist"
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/wasm/dist/"
 echo '{ "type": "commonjs" }' > "$ROOT/wasm/dist/package.json"
+# The package carries the repository's licence (npm packs only files inside wasm/).
+cp "$ROOT/LICENSE" "$ROOT/wasm/LICENSE"
 
 log "assembling build/web"
 rm -rf "$ROOT/build/web" && mkdir -p "$ROOT/build/web"

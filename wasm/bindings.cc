@@ -7,10 +7,12 @@
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
 
+#include <functional>
 #include <optional>
 #include <span>
 
 #include "core/cli/cli.h"
+#include "core/cli/convert_file.h"
 #include "core/cli/files.h"
 #include "core/convert.h"
 #include "core/describe.h"
@@ -140,12 +142,13 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
   return o;
 }
 
-// The Node API's Error.code for each kind of error (wasm/index.d.ts documents them).
+// An error as the JS wrappers throw it: {error: message, code, path?, errno?} (wasm/index.d.ts).
 val failure(const lattice::Error& e) {
-  static constexpr const char* kCodes[] = {"ERR_ONNX_LATTICE_MODEL", "ERR_ONNX_LATTICE_OPTIONS", "ERR_ONNX_LATTICE_MEMORY"};
   val out = val::object();
   out.set("error", lattice::printable(e.message));
-  out.set("code", std::string(kCodes[static_cast<int>(e.kind)]));
+  out.set("code", std::string(lattice::error_code(e.kind)));
+  if (!e.path.empty()) out.set("path", e.path);
+  if (!e.errno_name.empty()) out.set("errno", e.errno_name);
   return out;
 }
 
@@ -206,11 +209,14 @@ class JsFiles final : public lattice::ExternalData {
 // data computed and copied out a run (1 MiB) at a time, so the heap never holds a folded layer.
 // In the page (a Blob input) each run becomes a Blob at once, which the browser keeps outside the
 // JS heap, so the folded layers never pile up in JS memory before the download either.
-lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files) {
+// `written` hears the bytes of each part as it is made.
+lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files,
+                           const std::function<void(uint64_t)>& written) {
   val out = val::array();
   std::string run;
   val blob = files.model_is_blob() ? val::global("Blob") : val::undefined();
   auto push_run = [&](std::string_view bytes) {
+    written(bytes.size());
     if (blob.isUndefined()) {
       out.call<void>("push", copy_out(bytes));
     } else {
@@ -231,48 +237,65 @@ lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, Js
     }
     if (s.location.empty()) {
       out.call<void>("push", copy_out(s.bytes));
+      written(s.bytes.size());
       continue;
     }
     auto view = files.range(s.location, s.offset, s.length);
     if (!view) return lattice::error("cannot read '{}': {}", lattice::printable(s.location), view.error().message);
     out.call<void>("push", *view);
+    written(s.length);
   }
   return out;
 }
 
+// A JS onProgress as the core's ProgressFn; empty when it is not a function.
+lattice::ProgressFn progress_of(const val& on_progress) {
+  if (on_progress.typeOf().as<std::string>() != "function") return {};
+  return [on_progress](std::string_view stage, double fraction) {
+    val event = val::object();
+    event.set("stage", std::string(stage));
+    event.set("fraction", fraction);
+    on_progress(event);
+  };
+}
+
 // `model`: a Uint8Array, or a Blob in a worker. `on_progress`, when a function, is called with
-// {stage, fraction} as each stage starts. The result's `model` and `data` are arrays of parts
-// (wasm/index.mjs joins them); `model` is undefined when the output is the input itself and null
-// for a dry run.
+// {stage, fraction} as each stage starts, then "writing" as the output's parts are made, then
+// "done" (core/progress.h). The result's `model` and `data` are arrays of parts (wasm/index.mjs
+// joins them); `model` is undefined when the output is the input itself and null for a dry run.
+// Without options.dataFile a converted model that keeps a data file is refused: in memory there
+// is no output name to name it after.
 val convert(const val& model, const val& opts, const val& on_progress) {
   auto options = options_from(opts);
   if (!options) return failure(options.error());
-  lattice::ProgressFn progress;
-  if (on_progress.typeOf().as<std::string>() == "function") {
-    progress = [&on_progress](std::string_view stage, double fraction) {
-      val event = val::object();
-      event.set("stage", std::string(stage));
-      event.set("fraction", fraction);
-      on_progress(event);
-    };
-  }
+  lattice::ProgressFn progress = progress_of(on_progress);
   bool has_resolver = !opts.isUndefined() && !opts.isNull() && !opts["resolver"].isUndefined();
   JsFiles files(model, has_resolver ? opts["resolver"] : val::undefined());
   std::string data_file = !opts.isUndefined() && !opts.isNull() && opts["dataFile"].isString()
                               ? opts["dataFile"].as<std::string>()
-                              : "model.onnx.data";
-  auto result = lattice::convert(files, JsFiles::size_of(model), *options, progress, &files, data_file);
+                              : "";
+  auto result = lattice::convert(files, JsFiles::size_of(model), *options, lattice::before_writing(progress), &files,
+                                 data_file);
   if (!result) return failure(result.error());
+  uint64_t total = 0, done = 0;
+  for (const auto* segments : {&result->converted, &result->data}) {
+    if (*segments) total += lattice::size_of(**segments);
+  }
+  lattice::WritingFn writing = lattice::writing_on_scale(progress);
+  auto written = [&](uint64_t bytes) {
+    done += bytes;
+    if (writing && total > 0) writing(static_cast<double>(done) / static_cast<double>(total));
+  };
   val out = val::object();
   out.set("model", options->dry_run ? val::null() : val::undefined());
   out.set("data", val::null());
   if (result->converted) {
-    auto model = parts(*result->converted, files);
+    auto model = parts(*result->converted, files, written);
     if (!model) return failure(model.error());
     out.set("model", *model);
   }
   if (result->data) {
-    auto data = parts(*result->data, files);
+    auto data = parts(*result->data, files, written);
     if (!data) return failure(data.error());
     out.set("data", *data);
   }
@@ -281,6 +304,8 @@ val convert(const val& model, const val& opts, const val& on_progress) {
   if (result->description) out.set("description", result->description->dump(false));
   // The heap only grows: its size now is the conversion's peak (the page's tests measure it).
   out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
+  if (writing && !options->dry_run) writing(1);
+  if (progress) progress("done", 1);
   return out;
 }
 
@@ -318,6 +343,11 @@ class JsHost final : public lattice::Host {
     val r = js_.call<val>("readFile", path);
     if (auto e = failed(r)) return *e;
     return copy_in(r);
+  }
+  lattice::Result<std::vector<std::string>> list_dir(const std::string& path) override {
+    val r = js_.call<val>("listDir", path);
+    if (auto e = failed(r)) return *e;
+    return emscripten::vecFromJSArray<std::string>(r);
   }
   lattice::Result<std::string> real_path(const std::string& path) override {
     val r = js_.call<val>("realPath", path);
@@ -372,6 +402,7 @@ class JsHost final : public lattice::Host {
   void out(std::string_view text) override { js_.call<void>("out", std::string(text)); }
   void err(std::string_view text) override { js_.call<void>("err", std::string(text)); }
   bool err_is_terminal() override { return js_.call<bool>("errIsTerminal"); }
+  bool out_is_terminal() override { return js_.call<bool>("outIsTerminal"); }
   // The Node CLI's host runs the check after run_cli returns (onnxruntime is asynchronous).
   bool has_runtime() override { return js_.hasOwnProperty("requestCheck"); }
   void request_check(std::string request_json) override { js_.call<void>("requestCheck", request_json); }
@@ -381,7 +412,9 @@ class JsHost final : public lattice::Host {
     if (r.isNull() || r.isUndefined() || r.typeOf().as<std::string>() != "object" || !r.hasOwnProperty("error")) {
       return std::nullopt;
     }
-    return lattice::Error{r["error"].as<std::string>()};
+    val code = r["code"];
+    return lattice::Error{r["error"].as<std::string>(), lattice::ErrorKind::kIO, "",
+                          code.isString() ? code.as<std::string>() : ""};
   }
   static lattice::Status status(const val& r) {
     if (auto e = failed(r)) return *e;
@@ -401,6 +434,28 @@ int run_cli(const val& args, const val& host) {
   return lattice::run_cli(emscripten::vecFromJSArray<std::string>(args), js_host);
 }
 
+// The Node API's convertFile: the paths are paths (never parsed as flags), the options as
+// convert's. `output` "" means the default beside the input. {report, output, files} or an error.
+val convert_file(const std::string& input, const std::string& output, const val& opts, const val& host,
+                 const val& on_progress) {
+  auto options = options_from(opts);
+  if (!options) return failure(options.error());
+  JsHost js_host(host);
+  lattice::ProgressFn progress = progress_of(on_progress);
+  lattice::FileProgress listeners{lattice::before_writing(progress), lattice::writing_on_scale(progress)};
+  auto result = lattice::convert_file({input, output, "", *options, false}, js_host, listeners);
+  if (!result) return failure(result.error());
+  if (listeners.writing && !options->dry_run) listeners.writing(1);
+  if (progress) progress("done", 1);
+  val out = val::object();
+  out.set("report", result->report_json);
+  out.set("output", result->output);
+  val files = val::array();
+  for (const auto& f : result->files) files.call<void>("push", f);
+  out.set("files", files);
+  return out;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(onnx_lattice) {
@@ -410,4 +465,5 @@ EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("hardware", &hardware);
   emscripten::function("version", &version);
   emscripten::function("runCli", &run_cli);
+  emscripten::function("convertFile", &convert_file);
 }

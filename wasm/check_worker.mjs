@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { checkModels } from './check.mjs';
-import { joinParts, loadModule } from './index.mjs';
+import { joinParts, loadModule } from './engine.mjs';
 
 const post = (message) => parentPort.postMessage(message);
 const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);

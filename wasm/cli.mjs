@@ -4,7 +4,7 @@
 // asynchronous (check_cli.mjs).
 import { runCheckRequest } from './check_cli.mjs';
 import { fsHost } from './fs_host.mjs';
-import { guard, loadModule } from './index.mjs';
+import { guard, loadModule } from './engine.mjs';
 
 const module = await loadModule();
 let checkRequest = null;

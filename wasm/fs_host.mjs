@@ -1,9 +1,9 @@
 // The file-system Host of the Node CLI and of convertFile (wasm/index.mjs): primitives only
 // (lstat, realpath, read a range, write a temporary file, rename, ...); which files may be read or
 // written, and in what order, is decided once in the core (core/cli). Failures come back as
-// {error} in the C library's strerror wording, so both CLIs print the same.
+// {error, code} in the C library's strerror wording with errno's name, so both CLIs print the same.
 import {
-  closeSync, constants, fchmodSync, fsyncSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, realpathSync,
+  closeSync, constants, fchmodSync, fsyncSync, lstatSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync,
   renameSync, rmSync, statSync, writeSync,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +15,7 @@ const STRERROR = {
   EEXIST: 'File exists', ELOOP: 'Too many levels of symbolic links', EPIPE: 'Broken pipe',
   EPERM: 'Operation not permitted', ENAMETOOLONG: 'File name too long', EIO: 'Input/output error',
 };
-const failure = (e) => ({ error: STRERROR[e.code] ?? e.message });
+const failure = (e) => ({ error: STRERROR[e.code] ?? e.message, code: e.code ?? '' });
 const attempt = (fn) => {
   try {
     return fn();
@@ -72,6 +72,7 @@ export const fsHost = {
     }
   },
   readLink: (path) => attempt(() => readlinkSync(path)),
+  listDir: (path) => attempt(() => readdirSync(path)),
   readFile: (path) => attempt(() => readFileSync(path)),
   realPath: (path) => attempt(() => realpathSync(path)),
   // `into` is a view of the wasm heap, filled in place.
@@ -129,4 +130,5 @@ export const fsHost = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
   errIsTerminal: () => Boolean(process.stderr.isTTY),
+  outIsTerminal: () => Boolean(process.stdout.isTTY),
 };

@@ -27,16 +27,24 @@ export interface ConvertOptions {
   dataLayout?: 'keep' | 'external' | 'inline';
   /** Accept skipMatches ids that match nothing (as the page does across target switches). Default false. */
   ignoreUnknownSkips?: boolean;
-  /** Also return `description` and `inputDescription`: the converted model and the input as
-   *  describe() gives them, with the report's labels (the page's graph view). Default false. */
-  describe?: boolean;
   /** Pinned input shapes, e.g. {input: [1, 3, 640, 640]}: used for the analysis and written into
    *  the output's graph inputs. A pin contradicting a fixed dimension of the model is an error. */
   inputShapes?: Record<string, number[]>;
-  /** Called as each stage of the conversion starts (parse, validate, each pass, audit, save, done);
-   *  `fraction` (0..1) is how much of the conversion is done. */
-  onProgress?: (event: { stage: string; fraction: number }) => void;
 }
+
+/** What every call of the asynchronous converter takes besides its conversion options. */
+export interface CallOptions {
+  /** Called as each stage starts (parse, validate, each pass, audit, save), then as the output is
+   *  written ('writing', many times on a model with folds), then 'done' once the output's bytes
+   *  all exist. `fraction` (0..1) only grows: the stages up to save take [0, 0.2), writing the rest. */
+  onProgress?: (event: ProgressEvent) => void;
+  /** Cancels the call: it rejects with code ERR_ONNX_LATTICE_ABORTED and leaves no file. An abort
+   *  that comes once every output file is complete (as they are renamed into place) is too late:
+   *  the call resolves. Not taken by the synchronous converter. */
+  signal?: AbortSignal;
+}
+
+export interface ProgressEvent { stage: string; fraction: number }
 
 /** The data files of an external-data model, by `location`: a function, a Map or an object. */
 export type Resolver =
@@ -47,8 +55,14 @@ export type Resolver =
 export interface MemoryConvertOptions extends ConvertOptions {
   /** Reads the input's external data; without it an external-data model is refused. */
   resolver?: Resolver;
-  /** The `location` written into the converted model for its data file; default 'model.onnx.data'. */
+  /** The `location` written into the converted model for its data file: the name you will save
+   *  `data` under, beside the model (e.g. 'mine.onnx.data'). Required when the output keeps a data
+   *  file (an external-data input, or dataLayout 'external'); refused as ERR_ONNX_LATTICE_OPTIONS
+   *  without it, since in memory there is no output name to derive it from. */
   dataFile?: string;
+  /** Also return `description` and `inputDescription`: the converted model and the input as
+   *  describe() gives them, with the report's labels (the page's graph view). Default false. */
+  describe?: boolean;
 }
 
 /** A tensor a node reads or writes; `shape` null when not even the rank is known. */
@@ -98,6 +112,8 @@ export interface Match {
   weights?: { method: 'reinit' | 'transfer'; kept_energy: number };
 }
 
+/** The report (`--report FILE`, `report` in results): its field names are the file format's,
+ *  snake_case, the same from every API and CLI. */
 export interface Report {
   schema: 'onnx-lattice-report/1';
   tool: { name: string; version: string };
@@ -186,19 +202,25 @@ export interface Catalogue {
   targets: { name: Target; description: string; conversion: string[] }[];
 }
 
-/** What every Error the converter throws carries in `code`:
+/** What every Error the converter throws (or rejects with) carries in `code`:
  *  - ERR_ONNX_LATTICE_OPTIONS: an option is unknown, mistyped or names nothing (the model is fine);
  *  - ERR_ONNX_LATTICE_MODEL: the model was rejected (the message names the node, tensor or field);
- *  - ERR_ONNX_LATTICE_MEMORY: the model does not fit in the WebAssembly heap; this converter is
- *    not used again (create a new one);
- *  - ERR_ONNX_LATTICE_IO: check() could not read a file (`path`, `errno`);
+ *  - ERR_ONNX_LATTICE_IO: a file could not be read or written (`path` and `errno` say which and why);
+ *  - ERR_ONNX_LATTICE_MEMORY: the model does not fit in the WebAssembly heap (the asynchronous
+ *    converter starts a fresh worker for its next call; a synchronous one is not used again);
+ *  - ERR_ONNX_LATTICE_ABORTED: the call's `signal` was aborted (`name` is 'AbortError');
  *  - ERR_ONNX_LATTICE_CHECK_RUNTIME: check() needs onnxruntime-node, which is not installed;
  *  - ERR_ONNX_LATTICE_CHECK: the check's worker thread stopped unexpectedly. */
-export type ErrorCode = 'ERR_ONNX_LATTICE_OPTIONS' | 'ERR_ONNX_LATTICE_MODEL' | 'ERR_ONNX_LATTICE_MEMORY'
-  | 'ERR_ONNX_LATTICE_IO' | 'ERR_ONNX_LATTICE_CHECK_RUNTIME' | 'ERR_ONNX_LATTICE_CHECK';
+export type ErrorCode = 'ERR_ONNX_LATTICE_OPTIONS' | 'ERR_ONNX_LATTICE_MODEL' | 'ERR_ONNX_LATTICE_IO'
+  | 'ERR_ONNX_LATTICE_MEMORY' | 'ERR_ONNX_LATTICE_ABORTED' | 'ERR_ONNX_LATTICE_CHECK_RUNTIME' | 'ERR_ONNX_LATTICE_CHECK';
 
 export interface ConverterError extends Error {
   code: ErrorCode;
+  /** ERR_ONNX_LATTICE_IO: the file, as it was named. */
+  path?: string;
+  /** ERR_ONNX_LATTICE_IO: the C library's name of the failure ('ENOENT', 'EISDIR', 'EACCES', ...);
+   *  absent when the file is there but is not a regular file. */
+  errno?: string;
 }
 
 export interface Hardware {
@@ -290,20 +312,40 @@ export interface CheckReport {
   timings_ms: { load: number; run: number };
 }
 
+export interface ConvertResult {
+  /** The input unchanged when nothing was applied; null for a dry run. */
+  model: Uint8Array | null;
+  /** The data file's bytes, to be saved as `dataFile` beside the model; null when there is none. */
+  data: Uint8Array | null;
+  report: Report;
+  description?: ModelDescription;
+  inputDescription?: ModelDescription;
+}
+
+export interface FileResult {
+  report: Report;
+  /** The files written, the model first (then its data file). */
+  files: string[];
+}
+
+/** Options of convertFile: every conversion option; the data files are read beside the model. */
+export type FileConvertOptions = ConvertOptions;
+
+/** createConverter(): every call runs in a worker thread the converter owns (started by the first
+ *  call, one call at a time, in order), so the calling thread never waits. */
 export interface Converter {
-  /** Converts a model. Throws a ConverterError naming what is wrong.
-   *  `model` is the input unchanged when nothing was applied, and null for a dry run. */
-  convert(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions):
-    { model: Uint8Array | null; data: Uint8Array | null; report: Report; description?: ModelDescription; inputDescription?: ModelDescription };
-  /** Converts the file `inPath` into `outPath` (plus `outPath + '.data'` when the output keeps its
+  /** Converts a model held in memory. */
+  convert(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions & CallOptions): Promise<ConvertResult>;
+  /** Converts the file `input` into `output` (plus `output + '.data'` when the output keeps its
    *  data in a file), exactly as the CLIs: external data is read from the model's folder (a
-   *  location outside it is refused, ERR_ONNX_LATTICE_MODEL), and the outputs are written
-   *  together or not at all. */
-  convertFile(inPath: string, outPath: string, options?: Omit<ConvertOptions, 'onProgress' | 'ignoreUnknownSkips' | 'describe'>): { report: Report };
+   *  location outside it is refused, ERR_ONNX_LATTICE_MODEL), the outputs are written together
+   *  or not at all. Paths are file names, whatever they start with ('-' is the file named '-').
+   *  Without `output`: `<name>.<target>.onnx` beside the input (never the input itself). */
+  convertFile(input: string, output?: string | null, options?: FileConvertOptions & CallOptions): Promise<FileResult>;
   /** The plan and the audit, converting nothing. */
-  inspect(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions): Report;
-  /** The model's graph, inputs/outputs and card facts, for viewers. Throws for a model it cannot parse. */
-  describe(bytes: Uint8Array | ArrayBuffer): ModelDescription;
+  inspect(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions & CallOptions): Promise<Report>;
+  /** The model's graph, inputs/outputs and card facts, for viewers. */
+  describe(bytes: Uint8Array | ArrayBuffer, options?: CallOptions): Promise<ModelDescription>;
   /** Runs `original` and `candidate` (the same graph inputs) in onnxruntime-node with graph
    *  optimisations off, on seeded random inputs, in a worker thread, and compares their outputs.
    *  onnxruntime-node is an optional peer dependency: without it the promise rejects with
@@ -314,6 +356,25 @@ export interface Converter {
   /** The hardware table: which operators the accelerator runs, each with its source. */
   hardware(): Hardware;
   version: string;
+  /** Ends the worker once the call in flight is cancelled; calls still waiting reject with
+   *  ERR_ONNX_LATTICE_ABORTED. An idle converter never keeps the process alive, so close() is
+   *  only needed to free the worker's memory early; a later call starts a new worker. */
+  close(): Promise<void>;
+}
+
+/** createSyncConverter(): the same calls, run on the calling thread, returning their results (a
+ *  call blocks the thread for as long as it works). No `signal`; onProgress is called during the call. */
+export interface SyncConverter {
+  convert(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions & Pick<CallOptions, 'onProgress'>): ConvertResult;
+  convertFile(input: string, output?: string | null, options?: FileConvertOptions & Pick<CallOptions, 'onProgress'>): FileResult;
+  inspect(bytes: Uint8Array | ArrayBuffer, options?: MemoryConvertOptions & Pick<CallOptions, 'onProgress'>): Report;
+  describe(bytes: Uint8Array | ArrayBuffer, options?: Pick<CallOptions, 'onProgress'>): ModelDescription;
+  /** As Converter.check: asynchronous here too (it runs in a worker thread of its own). */
+  check(original: CheckModel, candidate: CheckModel, options?: CheckOptions): Promise<CheckReport>;
+  patterns(): Catalogue;
+  hardware(): Hardware;
+  version: string;
 }
 
 export function createConverter(): Promise<Converter>;
+export function createSyncConverter(): Promise<SyncConverter>;

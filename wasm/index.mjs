@@ -1,166 +1,223 @@
-// The Node.js API: createConverter() -> { convert, inspect, describe, patterns, hardware, version }.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+// The Node.js API (index.d.ts, README.md). createConverter(): every conversion runs in a worker
+// thread the converter owns, so the calling thread never blocks; createSyncConverter(): the same
+// calls run on the calling thread and return their results (it is what that worker runs, so it
+// costs nothing to keep).
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { ABORTED, RUNNING } from './call_state.mjs';
 import { check } from './check_node.mjs';
-import { fsHost } from './fs_host.mjs';
+import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './engine.mjs';
 
-const require = createRequire(import.meta.url);
-const factory = require('./dist/onnx_lattice.js');
-
-// The emscripten loader of this toolchain fetch()es its .wasm, which Node cannot do for a file
-// path: hand it the bytes instead.
-export async function loadModule() {
-  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice.wasm', import.meta.url));
-  return factory({ wasmBinary, printErr: () => {} });
+// check() (check_node.mjs) runs both models in onnxruntime-node in a worker thread of its own, so
+// it is asynchronous in both converters.
+export async function createSyncConverter() {
+  const { _heapBytes, _module, ...converter } = await createEngine();
+  return { ...converter, check };
 }
 
-// Calls into the module. The module has no C++ exceptions, so running out of its heap aborts it
-// (a RuntimeError, or a bare number from a C++ throw): that becomes an Error, and the module is
-// not used again.
-export function guard(state, fn) {
-  if (state.broken) throw new Error(`this converter stopped after an earlier failure (${state.broken}); create a new one`);
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof Error && !(e instanceof WebAssembly.RuntimeError)) throw e;
-    state.broken = 'out of memory';
-    throw codedError('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)', 'ERR_ONNX_LATTICE_MEMORY');
-  }
-}
+const optionsError = (message) => codedError(message, 'ERR_ONNX_LATTICE_OPTIONS');
 
-// An Error whose `code` tells a bad option (ERR_ONNX_LATTICE_OPTIONS) from a rejected model
-// (ERR_ONNX_LATTICE_MODEL) and from a model too big for the heap (ERR_ONNX_LATTICE_MEMORY).
-function codedError(message, code) {
-  const e = new Error(message);
-  e.code = code;
+function abortError(reason) {
+  const e = codedError('the operation was aborted', 'ERR_ONNX_LATTICE_ABORTED');
+  e.name = 'AbortError';
+  if (reason !== undefined) e.cause = reason;
   return e;
 }
 
-function toBytes(bytes) {
-  if (bytes instanceof Uint8Array) return bytes;
-  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
-  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const e = new TypeError('the model must be a Uint8Array, an ArrayBuffer or a Buffer');
-  e.code = 'ERR_ONNX_LATTICE_OPTIONS';
-  throw e;
+// The worker's error as an Error of the same kind, on this thread.
+function rebuilt({ message, code, path, errno, name }) {
+  return codedError(message, code ?? 'ERR_ONNX_LATTICE_MODEL', { path, errno }, name === 'TypeError' ? TypeError : Error);
 }
 
-// options.resolver as the core reads it: location -> the data file's bytes, or null. The caller
-// gives a function, a Map or a plain object; what it throws or returns amiss reads as "no such file".
-function resolverFrom(resolver) {
-  if (resolver === undefined) return undefined;
-  const lookup = typeof resolver === 'function' ? resolver
-    : resolver instanceof Map ? (location) => resolver.get(location)
-      : resolver !== null && typeof resolver === 'object' ? (location) => (Object.hasOwn(resolver, location) ? resolver[location] : undefined)
-        : null;
-  if (!lookup) throw codedError('options.resolver must be a function, a Map or an object of data files', 'ERR_ONNX_LATTICE_OPTIONS');
-  return (location) => {
-    try {
-      const file = lookup(location);
-      return file instanceof Uint8Array ? file : ArrayBuffer.isView(file) || file instanceof ArrayBuffer ? toBytes(file) : null;
-    } catch {
-      return null;
+// The input for the worker: a copy in shared memory, which posting does not copy again (cloning a
+// 98 MB model into the message blocked this thread for seconds), made in 1 MiB steps so that a
+// timer on this thread still runs between them. The caller's buffer is left as it is.
+const kCopyStep = 1 << 20;
+async function shared(bytes) {
+  const copy = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  for (let at = 0; at < bytes.length; at += kCopyStep) {
+    if (at > 0) await nextTurn();
+    copy.set(bytes.subarray(at, at + kCopyStep), at);
+  }
+  return copy;
+}
+
+// Calls go to the worker one at a time, in order; the worker starts with the first call, keeps the
+// process alive only while a call is in flight, and is started again after close(), an abort that
+// ended it, or running out of memory.
+class Calls {
+  #worker = null;
+  #queue = [];
+  #current = null;
+  #nextId = 1;
+
+  run(method, args, { onProgress, signal, resolver } = {}) {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortError(signal.reason));
+        return;
+      }
+      const call = {
+        id: this.#nextId++, method, args, onProgress, signal, resolver, resolve, reject,
+        state: new Int32Array(new SharedArrayBuffer(4)),
+      };
+      if (signal) {
+        call.onAbort = () => this.#abort(call);
+        signal.addEventListener('abort', call.onAbort, { once: true });
+      }
+      this.#queue.push(call);
+      this.#next();
+    });
+  }
+
+  // Ends the worker once the call in flight has settled (an abort ends it first); waiting calls
+  // are rejected as aborted. The converter may still be used: a later call starts a new worker.
+  async close() {
+    for (const call of this.#queue.splice(0)) this.#settle(call, abortError(), undefined);
+    const current = this.#current;
+    if (current) {
+      const settled = new Promise((resolve) => { current.onSettled = resolve; });
+      this.#abort(current);
+      await settled;
     }
-  };
-}
+    await this.#stop();
+  }
 
-// convertFile's options as the shared command line's flags: the file path runs exactly as the CLIs.
-function flagsFrom(options) {
-  const flags = [];
-  const list = (key, flag) => {
-    const v = options[key];
-    if (!Array.isArray(v) || v.some((item) => typeof item !== 'string')) throw codedError(`options.${key} must be an array of strings`, 'ERR_ONNX_LATTICE_OPTIONS');
-    if (v.length) flags.push(flag, v.join(','));
-  };
-  for (const [key, v] of Object.entries(options ?? {})) {
-    if (v === undefined) continue;
-    const type = (want) => {
-      if (typeof v !== want) throw codedError(`options.${key} has the wrong type (${typeof v})`, 'ERR_ONNX_LATTICE_OPTIONS');
+  #start() {
+    // Node's flags but --input-type, which a worker started from a file refuses (`node --input-type=module -e`).
+    const execArgv = process.execArgv.filter((flag) => !flag.startsWith('--input-type'));
+    const worker = new Worker(new URL('./worker.mjs', import.meta.url), { execArgv });
+    worker.on('message', (message) => this.#message(message));
+    const died = (why) => {
+      if (this.#worker !== worker) return;
+      this.#worker = null;
+      if (this.#current) this.#settle(this.#current, codedError(`the converter's worker stopped: ${why}`, 'ERR_ONNX_LATTICE_MEMORY'));
     };
-    if (key === 'target') { type('string'); flags.push('--target', v); }
-    else if (key === 'fixedPoint') { type('string'); flags.push('--fixed-point', v); }
-    else if (key === 'foldBatchNorm') { type('boolean'); flags.push(v ? '--fold-bn' : '--no-fold-bn'); }
-    else if (key === 'dryRun') { type('boolean'); if (v) flags.push('--dry-run'); }
-    else if (key === 'only') list(key, '--only');
-    else if (key === 'skip') list(key, '--skip');
-    else if (key === 'skipMatches') list(key, '--skip-match');
-    else if (key === 'snapWeights') {
-      type('string');
-      if (!['reinit', 'transfer'].includes(v)) throw codedError(`options.snapWeights '${v}' is not one of reinit, transfer`, 'ERR_ONNX_LATTICE_OPTIONS');
-      flags.push('--snap-weights', v);
-    } else if (key === 'dataLayout') {
-      type('string');
-      if (!['keep', 'external', 'inline'].includes(v)) throw codedError(`options.dataLayout '${v}' is not one of keep, external, inline`, 'ERR_ONNX_LATTICE_OPTIONS');
-      if (v !== 'keep') flags.push(v === 'inline' ? '--inline' : '--external-data');
-    } else {
-      throw codedError(`unknown option '${key}' (known: target, fixedPoint, foldBatchNorm, dryRun, only, skip, skipMatches, dataLayout, snapWeights)`, 'ERR_ONNX_LATTICE_OPTIONS');
+    worker.on('error', (e) => died(e.message));
+    worker.on('exit', (code) => died(`exit code ${code}`));
+    return worker;
+  }
+
+  #stop() {
+    const worker = this.#worker;
+    this.#worker = null;
+    return worker ? worker.terminate() : Promise.resolve();
+  }
+
+  #next() {
+    if (this.#current || this.#queue.length === 0) return;
+    const call = this.#queue.shift();
+    this.#current = call;
+    this.#worker ??= this.#start();
+    this.#worker.ref();
+    const message = { id: call.id, method: call.method, args: call.args, progress: Boolean(call.onProgress), state: call.state };
+    const transfer = [];
+    if (call.resolver) {
+      // The worker asks for each data file by its location and waits on `flag` for the answer.
+      const { port1, port2 } = new MessageChannel();
+      const flag = new Int32Array(new SharedArrayBuffer(4));
+      port1.on('message', async (location) => {
+        const bytes = call.resolver(location);
+        port1.postMessage(bytes ? await shared(bytes) : null);
+        Atomics.store(flag, 0, 1);
+        Atomics.notify(flag, 0);
+      });
+      call.port = port1;
+      message.resolver = { port: port2, flag };
+      transfer.push(port2);
+    }
+    try {
+      this.#worker.postMessage(message, transfer);
+    } catch (e) {
+      this.#settle(call, optionsError(`the options cannot be sent to the converter's worker: ${e.message}`));
     }
   }
-  return flags;
+
+  #message({ id, progress, result, error }) {
+    const call = this.#current;
+    if (!call || call.id !== id) return;  // a call already settled (aborted)
+    if (progress) {
+      try {
+        call.onProgress(progress);
+      } catch {
+        // the listener's own failure is not the conversion's
+      }
+      return;
+    }
+    if (error) {
+      if (error.code === 'ERR_ONNX_LATTICE_MEMORY') this.#stop();  // a fresh module for the next call
+      this.#settle(call, error.aborted ? abortError(call.signal?.reason) : rebuilt(error));
+    } else {
+      this.#settle(call, null, result);
+    }
+  }
+
+  #abort(call) {
+    const waiting = this.#queue.indexOf(call);
+    if (waiting >= 0) {
+      this.#queue.splice(waiting, 1);
+      this.#settle(call, abortError(call.signal?.reason));
+    } else if (call === this.#current) {
+      if (Atomics.compareExchange(call.state, 0, RUNNING, ABORTED) === RUNNING) {
+        // Nothing written yet: the worker is ended at once, and the call with it.
+        this.#stop();
+        this.#settle(call, abortError(call.signal?.reason));
+      } else {
+        Atomics.store(call.state, 0, ABORTED);  // writing: its next write fails, and the core cleans up
+      }
+    }
+  }
+
+  #settle(call, error, result) {
+    call.signal?.removeEventListener('abort', call.onAbort);
+    call.port?.close();
+    if (this.#current === call) {
+      this.#current = null;
+      if (this.#queue.length === 0) this.#worker?.unref();
+    }
+    if (error) call.reject(error);
+    else call.resolve(result);
+    call.onSettled?.();
+    this.#next();
+  }
 }
 
-// The parts of an output file (Uint8Arrays) as one.
-export function joinParts(parts) {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+// onProgress and signal are the call's, not conversion options; the rest is checked in the worker.
+function callOptions(options) {
+  const { options: rest, onProgress } = splitProgress(options ?? {});
+  if (rest === null || typeof rest !== 'object') throw optionsError('options must be an object');
+  const { signal, ...conversion } = rest;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw optionsError('options.signal must be an AbortSignal');
+  return { conversion, onProgress, signal };
 }
 
 export async function createConverter() {
-  const module = await loadModule();
-  const state = { broken: null };
-  const convert = (bytes, options = {}) => {
+  // The catalogue, the hardware table and the version, read once from a module on this thread.
+  const { patterns, hardware, version } = await createEngine();
+  const catalogue = JSON.stringify(patterns());
+  const table = JSON.stringify(hardware());
+  const calls = new Calls();
+
+  const inMemory = (method) => async (bytes, options) => {
     const input = toBytes(bytes);
-    // onProgress is a callback, not a conversion option: the core checks the rest.
-    let onProgress;
-    if (options !== null && typeof options === 'object' && 'onProgress' in options) {
-      ({ onProgress, ...options } = options);
-      if (typeof onProgress !== 'function') throw codedError('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS');
-    }
-    const resolver = resolverFrom(options?.resolver);
-    const opts = resolver ? { ...options, resolver } : options;
-    const result = guard(state, () => module.convert(input, opts, onProgress));
-    if (result.error !== undefined) throw codedError(result.error, result.code);
-    // The parts are joined here, outside the WebAssembly heap; an unchanged model is the input.
-    const model = result.model === undefined ? input.slice() : result.model && joinParts(result.model);
-    const converted = { model, data: result.data && joinParts(result.data), report: JSON.parse(result.report) };
-    if (result.description !== undefined) converted.description = JSON.parse(result.description);
-    if (result.inputDescription !== undefined) converted.inputDescription = JSON.parse(result.inputDescription);
-    return converted;
+    const { conversion, onProgress, signal } = callOptions(options);
+    const { resolver, ...rest } = conversion;
+    const lookup = resolverFrom(resolver);
+    return calls.run(method, [await shared(input), rest], { onProgress, signal, resolver: lookup });
   };
-  // The file path: external data read from the model's folder, ranges copied file to file, the
-  // outputs written together or not at all -- the CLIs' own code, with the report returned.
-  const convertFile = (inPath, outPath, options = {}) => {
-    const args = ['convert', String(inPath), '-o', String(outPath), '--report', '-', ...flagsFrom(options)];
-    let out = '';
-    let err = '';
-    const host = { ...fsHost, out: (text) => { out += text; }, err: (text) => { err += text; }, errIsTerminal: () => false };
-    const status = guard(state, () => module.runCli(args, host));
-    if (status !== 0) {
-      const message = err.split('\n')[0].replace(/^onnx-lattice: (error: )?/, '');
-      throw codedError(message, status === 2 ? 'ERR_ONNX_LATTICE_OPTIONS' : 'ERR_ONNX_LATTICE_MODEL');
-    }
-    return { report: JSON.parse(out) };
-  };
+  const convert = inMemory('convert');
   return {
     convert,
-    convertFile,
-    inspect: (bytes, options = {}) => convert(bytes, { ...options, dryRun: true }).report,
-    describe: (bytes) => {
-      const result = guard(state, () => module.describe(toBytes(bytes)));
-      if (typeof result !== 'string') throw new Error(result.error);
-      return JSON.parse(result);
+    convertFile: async (input, output, options) => {
+      const { conversion, onProgress, signal } = callOptions(options);
+      return calls.run('convertFile', [input, output ?? null, conversion], { onProgress, signal });
     },
-    // Runs both models in onnxruntime-node (in a worker thread) and compares them (check.mjs).
+    inspect: async (bytes, options) => (await convert(bytes, { ...options, dryRun: true })).report,
+    describe: inMemory('describe'),
     check,
-    patterns: () => JSON.parse(module.catalogue()),
-    hardware: () => JSON.parse(module.hardware()),
-    version: module.version(),
-    // Undocumented, for bench/data_stays.mjs: the module's memory in bytes (it only grows).
-    _heapBytes: () => module.HEAPU8.length,
+    patterns: () => JSON.parse(catalogue),
+    hardware: () => JSON.parse(table),
+    version,
+    close: () => calls.close(),
   };
 }

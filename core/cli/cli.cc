@@ -1,13 +1,13 @@
 #include "core/cli/cli.h"
 
+#include <algorithm>
 #include <optional>
 #include <span>
 
+#include "core/cli/batch.h"
 #include "core/cli/check_request.h"
-#include "core/cli/data_files.h"
+#include "core/cli/convert_file.h"
 #include "core/cli/files.h"
-#include "core/convert.h"
-#include "core/onnx/model_io.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/report/summary.h"
@@ -16,36 +16,110 @@
 namespace lattice {
 namespace {
 
-constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o OUT.onnx|- [--target lattice|lattice-advanced|none]
-                       [--fixed-point fpq|lsq] [--fold-bn|--no-fold-bn] [--only P1,P2] [--skip P3]
-                       [--skip-match ID,...] [--report REPORT.json|-] [--dry-run] [--quiet]
-                       [--external-data|--inline] [--input-shape NAME:1,3,640,640 ...]
-                       [--snap-weights reinit|transfer]
-                       [--check [--layerwise] [--seed N] [--input-range LO,HI] [--rtol R] [--atol A]]
-)";
-constexpr std::string_view kInspectUsage =
-    "  onnx-lattice inspect IN.onnx [--target ...] [--fixed-point ...] [--fold-bn|--no-fold-bn]\n"
-    "                       [--only ...] [--skip ...] [--input-shape ...] [--snap-weights ...] [--json]\n";
+// Each command's synopsis, then its flags one per line (`COMMAND --help`).
+struct Flag {
+  std::string_view names, help;
+};
+
+constexpr std::string_view kConvertUsage =
+    "  onnx-lattice convert IN.onnx [-o OUT.onnx|-] [flags]\n"
+    "  onnx-lattice convert IN.onnx|FOLDER ... [-d OUTDIR] [flags]   several models: a line each and a summary\n";
+constexpr Flag kTargetFlags[] = {
+    {"--target NAME", "lattice (default), lattice-advanced or none"},
+    {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it)"},
+    {"--fold-bn", "fold BatchNormalization (and Mul/Add scale-shift) into the conv (default, except under FPQ)"},
+    {"--no-fold-bn", "keep BatchNormalization (and Mul/Add scale-shift) layers: no folding"},
+    {"--snap-weights reinit|transfer", "a snapped conv kernel drawn anew (default) or carrying its trained taps"},
+    {"--only P1,P2", "run only these patterns (names from `onnx-lattice patterns`)"},
+    {"--skip P3,...", "do not run these patterns"},
+    {"--skip-match ID,...", "leave out single matches, by their report id"},
+    {"--input-shape NAME:1,3,640,640", "pin a graph input's shape (repeatable)"},
+};
+constexpr Flag kConvertFlags[] = {
+    {"-o, --output FILE", "the converted model; default IN.<target>.onnx beside the input; - for standard output (never a terminal)"},
+    {"--report FILE", "also write the JSON report (- for standard output)"},
+    {"--json", "print the JSON report (or {\"error\": ...}) on standard output instead of the summary"},
+    {"-d, --out-dir DIR", "several models (or a folder): their outputs go there, as <name>.<target>.onnx"},
+    {"--reports", "several models: also <name>.<target>.report.json beside each output"},
+    {"--fail-on-unsupported", "exit 4 when the target cannot run some node of a model"},
+    {"--dry-run", "convert and report, write nothing"},
+    {"--quiet", "print no summary"},
+    {"--external-data", "every tensor of 1 KiB or more into OUT.onnx.data"},
+    {"--inline", "one file, all data inline (refused above 2 GiB)"},
+};
 constexpr std::string_view kCheckUsage =
-    "  onnx-lattice check ORIGINAL.onnx CANDIDATE.onnx [--json] [--layerwise] [--seed N] [--input-range LO,HI]\n"
-    "                     [--rtol R] [--atol A] [--input-shape NAME:1,3,640,640 ...]   (Node CLI only)\n";
-constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]\n";
+    "  onnx-lattice check ORIGINAL.onnx CANDIDATE.onnx [flags]   run both in onnxruntime and compare (Node CLI only)\n";
+constexpr Flag kCheckFlags[] = {
+    {"--layerwise", "also compare every tensor both models compute, and name the first that parts"},
+    {"--seed N", "seed of the random inputs (0 to 4294967295; default 0)"},
+    {"--input-range LO,HI", "floating-point inputs uniform in [LO, HI) (default -1,1)"},
+    {"--rtol R", "relative tolerance (default 1e-5)"},
+    {"--atol A", "absolute tolerance (default 1e-4)"},
+};
+constexpr Flag kConvertCheckFlag[] = {{"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"}};
+constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx [flags]     plan + audit, writes nothing\n";
+constexpr Flag kPinFlag[] = {{"--input-shape NAME:1,3,640,640", "pin a dynamic input's shape (repeatable)"}};
+constexpr Flag kInspectFlags[] = {{"--fail-on-unsupported", "exit 4 when the target cannot run some node"}};
+constexpr Flag kJsonFlag[] = {{"--json", "JSON on standard output (a failure as {\"error\": {code, message, path}})"}};
+constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]          the pattern catalogue\n";
 constexpr std::string_view kHardwareUsage =
-    "  onnx-lattice hardware [--json]        the hardware table, with the source of each row\n";
+    "  onnx-lattice hardware [--json]          the hardware table, with the source of each row\n";
+constexpr Flag kCommonFlags[] = {
+    {"--", "what follows is an input file, even if its name starts with -"},
+    {"-h, --help", "this text"},
+};
 constexpr std::string_view kExitStatus =
-    "\nexit status: 0 success, 1 the model was rejected (nothing written), 2 usage error\n";
+    "\nexit status: 0 success, 1 the model was rejected (nothing written), 2 usage error,\n"
+    "3 a file could not be read or written, 4 --fail-on-unsupported and the target cannot run some node;\n"
+    "several models: the worst of theirs (3, then 2, then 1, then 4)\n";
+
+std::string flag_lines(std::span<const Flag> flags) {
+  std::string out;
+  for (const Flag& f : flags) out += fmt::format("  {:<32} {}\n", f.names, f.help);
+  return out;
+}
+
+// After a usage error: the command's synopsis and where its flags are listed.
+std::string short_usage(std::string_view command) {
+  std::string_view synopsis = command == "convert"    ? kConvertUsage
+                              : command == "inspect"  ? kInspectUsage
+                              : command == "patterns" ? kPatternsUsage
+                              : command == "hardware" ? kHardwareUsage
+                                                      : std::string_view();
+  if (command == "check") synopsis = kCheckUsage;
+  if (synopsis.empty()) return "run 'onnx-lattice --help' for the commands\n";
+  return fmt::format("usage:\n{}run 'onnx-lattice {} --help' for its flags\n", synopsis, command);
+}
 
 std::string usage(std::string_view command = "") {
-  if (command == "convert") return fmt::format("usage:\n{}{}", kConvertUsage, kExitStatus);
-  if (command == "inspect") return fmt::format("usage:\n{}{}", kInspectUsage, kExitStatus);
-  if (command == "check") {
-    return fmt::format("usage:\n{}\nexit status: 0 every comparable output within the tolerance, 1 not (or a model does "
-                       "not load or run), 2 usage error\n\nIn the native CLI: {}.\n", kCheckUsage, kNoRuntime);
+  if (command == "convert") {
+    return fmt::format("usage:\n{}\n{}{}{}{}{}{}", kConvertUsage, flag_lines(kConvertFlags), flag_lines(kTargetFlags),
+                       flag_lines(kConvertCheckFlag), flag_lines(kCheckFlags), flag_lines(kCommonFlags), kExitStatus);
   }
-  if (command == "patterns") return fmt::format("usage:\n{}", kPatternsUsage);
-  if (command == "hardware") return fmt::format("usage:\n{}", kHardwareUsage);
-  return fmt::format("usage:\n{}{}{}{}{}  onnx-lattice --version | --help\n{}", kConvertUsage, kInspectUsage,
-                     kCheckUsage, kPatternsUsage, kHardwareUsage, kExitStatus);
+  if (command == "check") {
+    return fmt::format("usage:\n{}\n{}{}{}{}\nexit status: 0 every comparable output within the tolerance, 1 not (or a "
+                       "model does not load or run), 2 usage error\n\nIn the native CLI: {}.\n",
+                       kCheckUsage, flag_lines(kCheckFlags), flag_lines(kPinFlag), flag_lines(kJsonFlag),
+                       flag_lines(kCommonFlags), kNoRuntime);
+  }
+  if (command == "inspect") {
+    return fmt::format("usage:\n{}\n{}{}{}{}{}", kInspectUsage, flag_lines(kTargetFlags), flag_lines(kInspectFlags),
+                       flag_lines(kJsonFlag), flag_lines(kCommonFlags), kExitStatus);
+  }
+  if (command == "patterns") return fmt::format("usage:\n{}\n{}", kPatternsUsage, flag_lines(kJsonFlag));
+  if (command == "hardware") return fmt::format("usage:\n{}\n{}", kHardwareUsage, flag_lines(kJsonFlag));
+  return fmt::format("usage:\n{}{}{}{}{}  onnx-lattice --version | --help\n  onnx-lattice COMMAND --help   that command's flags\n{}",
+                     kConvertUsage, kInspectUsage, kCheckUsage, kPatternsUsage, kHardwareUsage, kExitStatus);
+}
+
+// A failure as --json prints it: {"error": {code, message, path?, errno?}}, codes as the Node API's.
+std::string error_json(const Error& e) {
+  Json error = Json::object();
+  error.set("code", error_code(e.kind));
+  error.set("message", printable(e.message));
+  if (!e.path.empty()) error.set("path", e.path);
+  if (!e.errno_name.empty()) error.set("errno", e.errno_name);
+  return Json::object().set("error", std::move(error)).dump();
 }
 
 struct UsageError {
@@ -56,11 +130,11 @@ struct UsageError {
 struct Command {
   std::string name;
   bool help = false;
-  std::string input, output, report_path;
-  std::string candidate;  // check's second model
-  Options options;
-  CheckFlags check;
-  bool json = false, quiet = false;
+  FileJob job;  // job.input: the first input
+  std::vector<std::string> inputs;
+  std::string out_dir;
+  bool json = false, quiet = false, reports = false, fail_on_unsupported = false;
+  CheckFlags check;  // `check ORIGINAL CANDIDATE` (inputs[0], inputs[1]), `convert --check`
 };
 
 std::vector<std::string> split_list(const std::string& value) {
@@ -75,6 +149,14 @@ std::vector<std::string> split_list(const std::string& value) {
   return items;
 }
 
+// What a batch (several inputs, a folder, or -d) cannot take: one output's names, one stdout.
+std::optional<UsageError> batch_conflict(const Command& cmd) {
+  const char* what = !cmd.job.output.empty() ? "-o" : !cmd.job.report_path.empty() ? "--report" : cmd.json ? "--json" : nullptr;
+  if (what == nullptr) return std::nullopt;
+  return UsageError{fmt::format("{} names one model's output; for several models (or a folder) give -d OUTDIR, "
+                                "and --reports for their reports", what)};
+}
+
 std::optional<UsageError> parse(const std::vector<std::string>& args, Command& cmd) {
   if (args.empty()) return UsageError{"no command given"};
   cmd.name = args[0];
@@ -84,8 +166,16 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   }
   // Which flags each command takes; a flag listed with a value consumes the next argument.
   const bool convert = cmd.name == "convert", inspect = cmd.name == "inspect", check = cmd.name == "check";
+  cmd.job.inspect = inspect;
+  bool only_files = false;          // after `--`
+  std::vector<std::string> given;   // single-valued flags seen, to refuse a second one
   for (size_t i = 1; i < args.size(); ++i) {
     std::string flag = args[i];
+    if (!only_files && flag == "--") {
+      only_files = true;
+      continue;
+    }
+    if (only_files) flag = "";  // a file name, whatever it looks like
     std::optional<std::string> inline_value;
     if (flag.starts_with("--") && flag.find('=') != std::string::npos) {
       inline_value = flag.substr(flag.find('=') + 1);
@@ -96,8 +186,16 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       if (i + 1 >= args.size()) return std::nullopt;
       return args[++i];
     };
+    // A second -o, --report or --target would silently win over the first: refused.
+    std::string single = flag == "--output" ? "-o" : flag == "--out-dir" ? "-d" : flag;
+    if (single == "-o" || single == "-d" || single == "--report" || single == "--target") {
+      if (std::find(given.begin(), given.end(), single) != given.end()) {
+        return UsageError{fmt::format("{} given twice", single)};
+      }
+      given.push_back(single);
+    }
     std::optional<std::string> v;
-    if (check || convert) {
+    if ((check || convert) && !flag.empty()) {
       auto taken = parse_check_flag(flag, value, cmd.check);
       if (!taken) return UsageError{taken.error().message};
       if (*taken) continue;
@@ -107,83 +205,95 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       return std::nullopt;
     } else if ((flag == "-o" || flag == "--output") && (convert)) {
       if (!(v = value())) return UsageError{flag + " needs a file name"};
-      cmd.output = *v;
+      cmd.job.output = *v;
+    } else if ((flag == "-d" || flag == "--out-dir") && (convert)) {
+      if (!(v = value())) return UsageError{flag + " needs a folder"};
+      cmd.out_dir = *v;
+    } else if (flag == "--reports" && !inline_value && (convert)) {
+      cmd.reports = true;
+    } else if (flag == "--fail-on-unsupported" && !inline_value && (convert || inspect)) {
+      cmd.fail_on_unsupported = true;
     } else if (flag == "--report" && (convert)) {
       if (!(v = value())) return UsageError{"--report needs a file name (or - for stdout)"};
-      cmd.report_path = *v;
+      cmd.job.report_path = *v;
     } else if (flag == "--target" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--target needs a name"};
-      cmd.options.target = *v;
+      cmd.job.options.target = *v;
     } else if (flag == "--only" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--only needs pattern names"};
-      cmd.options.only = split_list(*v);
+      cmd.job.options.only = split_list(*v);
     } else if (flag == "--skip" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--skip needs pattern names"};
-      for (auto& p : split_list(*v)) cmd.options.skip.push_back(p);
+      for (auto& p : split_list(*v)) cmd.job.options.skip.push_back(p);
     } else if (flag == "--skip-match" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--skip-match needs match ids"};
-      for (auto& id : split_list(*v)) cmd.options.skip_matches.push_back(id);
+      for (auto& id : split_list(*v)) cmd.job.options.skip_matches.push_back(id);
     } else if (flag == "--check" && !inline_value && convert) {
       cmd.check.requested = true;
     } else if (flag == "--input-shape" && (convert || inspect || check)) {
       if (!(v = value())) return UsageError{"--input-shape needs NAME:d0,d1,..."};
       auto pin = parse_input_shape(*v);
       if (!pin) return UsageError{pin.error().message};
-      cmd.options.input_shapes.push_back(std::move(pin).value());
+      cmd.job.options.input_shapes.push_back(std::move(pin).value());
     } else if (flag == "--snap-weights" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--snap-weights needs reinit or transfer"};
       auto method = parse_snap_weights(*v);
       if (!method) return UsageError{fmt::format("--snap-weights '{}' is not reinit or transfer", *v)};
-      cmd.options.snap_weights = *method;
+      cmd.job.options.snap_weights = *method;
     } else if (flag == "--fixed-point" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--fixed-point needs a scheme (fpq or lsq)"};
       auto scheme = parse_fixed_point(*v);
       if (!scheme) return UsageError{scheme.error().message};
-      cmd.options.fixed_point = *scheme;
+      cmd.job.options.fixed_point = *scheme;
     } else if ((flag == "--no-fold-bn" || flag == "--fold-bn") && !inline_value && (convert || inspect)) {
       bool fold = flag == "--fold-bn";
-      if (cmd.options.fold_batch_norm && *cmd.options.fold_batch_norm != fold) {
+      if (cmd.job.options.fold_batch_norm && *cmd.job.options.fold_batch_norm != fold) {
         return UsageError{"--fold-bn and --no-fold-bn cannot be used together"};
       }
-      cmd.options.fold_batch_norm = fold;
+      cmd.job.options.fold_batch_norm = fold;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {
-      cmd.options.dry_run = true;
+      cmd.job.options.dry_run = true;
     } else if ((flag == "--external-data" || flag == "--inline") && !inline_value && (convert)) {
       auto layout = flag == "--inline" ? DataLayout::kInline : DataLayout::kExternal;
-      if (cmd.options.layout != DataLayout::kKeep && cmd.options.layout != layout) {
+      if (cmd.job.options.layout != DataLayout::kKeep && cmd.job.options.layout != layout) {
         return UsageError{"--external-data and --inline cannot be used together"};
       }
-      cmd.options.layout = layout;
+      cmd.job.options.layout = layout;
     } else if (flag == "--quiet" && !inline_value && (convert)) {
       cmd.quiet = true;
-    } else if (flag == "--json" && !inline_value && (inspect || check || cmd.name == "patterns" || cmd.name == "hardware")) {
+    } else if (flag == "--json" && !inline_value) {
       cmd.json = true;
     } else if (flag.starts_with("-") && flag != "-") {
       return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
-    } else if ((convert || inspect || check) && cmd.input.empty()) {
-      cmd.input = args[i];
-    } else if (check && cmd.candidate.empty()) {
-      cmd.candidate = args[i];
+    } else if (convert || (inspect && cmd.inputs.empty()) || (check && cmd.inputs.size() < 2)) {
+      cmd.inputs.push_back(args[i]);
     } else {
       return UsageError{fmt::format("unexpected argument '{}'", args[i])};
     }
   }
-  if ((convert || inspect) && cmd.input.empty()) return UsageError{"no input model given"};
-  if (check && cmd.candidate.empty()) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
+  if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
+  if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
   if (convert && !cmd.check.requested && cmd.check.any_given()) {
     return UsageError{"--layerwise, --seed, --input-range, --rtol and --atol are the check's: add --check"};
   }
   if (check) cmd.check.requested = true;
-  if (cmd.check.requested && convert && (cmd.options.dry_run || cmd.output == "-")) {
-    return UsageError{"--check runs the converted model, so it needs -o FILE (not -, nor --dry-run)"};
+  if (cmd.check.requested && convert && (cmd.job.options.dry_run || cmd.job.output == "-" || cmd.inputs.size() > 1 ||
+                                         !cmd.out_dir.empty())) {
+    return UsageError{"--check runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)"};
   }
-  if (convert && cmd.output.empty() && !cmd.options.dry_run) {
-    return UsageError{"convert needs -o OUT.onnx (or --dry-run)"};
+  if (!cmd.inputs.empty()) cmd.job.input = cmd.inputs[0];
+  if (cmd.inputs.size() > 1 || !cmd.out_dir.empty()) {
+    if (auto problem = batch_conflict(cmd)) return problem;
+  } else if (cmd.reports) {
+    return UsageError{"--reports is for several models (or -d); give --report FILE for one"};
   }
-  if (cmd.output == "-" && cmd.report_path == "-") {
+  if (cmd.job.output == "-" && cmd.job.report_path == "-") {
     return UsageError{"-o - writes the model to standard output; --report - cannot share it"};
   }
-  if (auto s = check_options(cmd.options); !s) return UsageError{s.error().message};
+  if (cmd.job.output == "-" && cmd.json) {
+    return UsageError{"-o - writes the model to standard output; --json cannot share it"};
+  }
+  if (auto s = check_options(cmd.job.options); !s) return UsageError{s.error().message};
   return std::nullopt;
 }
 
@@ -202,171 +312,72 @@ class Runner {
       return kExitOk;
     }
     // Said before any work: a conversion the check cannot follow is not worth starting.
-    if (cmd_.check.requested && !host_.has_runtime()) return usage_error(std::string(kNoRuntime));
+    if (cmd_.check.requested && !host_.has_runtime()) return fail(options_error("{}", kNoRuntime));
     if (cmd_.name == "check") {
-      host_.request_check(check_request("check", cmd_.input, cmd_.candidate, cmd_.check, cmd_.options, "", nullptr,
-                                        cmd_.json).dump(false));
+      host_.request_check(check_request("check", cmd_.inputs[0], cmd_.inputs[1], cmd_.check, cmd_.job.options, "",
+                                        nullptr, cmd_.json).dump(false));
       return kExitOk;
     }
-    // Where the outputs go is checked before the model is read: a wrong path is a usage error,
-    // found before minutes of work, and never a file clobbered.
-    auto input = resolve(host_, cmd_.input);
-    if (!input) return reject(fmt::format("cannot read {}", input.error().message));
-    std::vector<Destination> destinations;
-    if (cmd_.name == "convert" && !cmd_.options.dry_run) {
-      auto model = destination(host_, "-o", cmd_.output);
-      if (!model) return usage_error(model.error().message);
-      destinations.push_back(std::move(model).value());
+    if (cmd_.name == "convert" && is_batch()) {
+      if (auto problem = batch_conflict(cmd_)) return fail(options_error("{}", problem->message));
+      return run_batch({cmd_.inputs, cmd_.out_dir, cmd_.job.options, cmd_.reports, cmd_.quiet, cmd_.fail_on_unsupported},
+                       host_);
     }
-    if (!cmd_.report_path.empty() && cmd_.report_path != "-") {
-      auto report = destination(host_, "--report", cmd_.report_path);
-      if (!report) return usage_error(report.error().message);
-      if (report->target.same_file(*input)) {
-        return usage_error(fmt::format("--report '{}' would overwrite the input model", cmd_.report_path));
-      }
-      if (!destinations.empty() && !destinations[0].to_stdout && report->target.same_file(destinations[0].target)) {
-        return usage_error(fmt::format("-o and --report name the same file '{}'", cmd_.report_path));
-      }
-      destinations.push_back(std::move(report).value());
+    FileProgress progress;
+    if (progress_visible()) {
+      progress.stages = [this](std::string_view stage, double fraction) {
+        if (stage != "done") show_progress(stage, fraction);
+      };
+      progress.writing = [this](double share) {
+        // "writing" alone as it starts; then each percent once, as the folded weights are computed.
+        int percent = static_cast<int>(share * 100);
+        if (writing_percent_ >= 0 && percent == writing_percent_) return;
+        show_progress("writing", writing_percent_ < 0 ? std::nullopt : std::optional<double>(percent / 100.0));
+        writing_percent_ = percent;
+      };
     }
-
-    if (input->stat.kind == FileStat::Kind::kMissing) {
-      return reject(fmt::format("cannot read '{}': No such file or directory", cmd_.input));
-    }
-    if (input->stat.kind != FileStat::Kind::kRegular) {
-      return reject(fmt::format("cannot read '{}': {}", cmd_.input,
-                                input->stat.kind == FileStat::Kind::kDirectory ? "Is a directory" : "not a regular file"));
-    }
-    // A model over the limit is refused before reading gigabytes for nothing. The input is read
-    // in ranges, and its tensor data copied by the host as ranges of it; every output is written
-    // under a temporary name before any is renamed, so `-o` may name the input itself.
-    if (auto s = check_model_size(input->stat.size); !s) return reject(fmt::format("{}: {}", cmd_.input, s.error().message));
-    // External data is resolved in the model's folder; the output's data file is named after the
-    // model file it belongs to, wherever symlinks put that.
-    FolderData data(host_, cmd_.input, input->resolved, input->stat.size);
-    std::string data_file = destinations.empty() || destinations[0].to_stdout
-                                ? "model.onnx.data"
-                                : base_name(destinations[0].target.resolved) + ".data";
-    auto result = convert(data, input->stat.size, cmd_.name == "inspect" ? dry(cmd_.options) : cmd_.options,
-                          terminal_progress(), &data, data_file);
+    auto result = convert_file(cmd_.job, host_, progress);
     clear_progress();
-    if (!result) {
-      const Error& e = result.error();
-      if (e.kind == ErrorKind::kOptions) return usage_error(fmt::format("{}: {}", cmd_.input, e.message));
-      return reject(fmt::format("{}: {}", cmd_.input, e.message));
+    if (!result) return fail(result.error());
+    const int status = cmd_.fail_on_unsupported && !result->report.unsupported.empty() ? kExitUnsupported : kExitOk;
+    if (cmd_.job.inspect) {
+      host_.out(cmd_.json ? result->report_json : format_summary(result->report, cmd_.job.input, ""));
+      return status;
     }
-    const Report& report = result->report;
-    if (cmd_.name == "inspect") {
-      host_.out(cmd_.json ? report.to_json().dump() : format_summary(report, cmd_.input, ""));
-      return kExitOk;
-    }
-
-    // Nothing applied: the input itself, as one range of it.
-    if (!result->converted) result->converted = std::vector<DataSegment>{{"", kInputLocation, 0, input->stat.size, nullptr}};
-    auto model = file_pieces(*result->converted, data);
-    if (!model) return reject(fmt::format("{}: {}", cmd_.input, model.error().message));
-    std::string json = report.to_json().dump();
-    std::vector<Output> outputs;
-    for (const auto& d : destinations) {
-      if (d.flag == "-o") outputs.emplace_back(&d, *model);
-      if (d.flag == "--report") outputs.emplace_back(&d, json);
-    }
-    std::optional<Destination> data_to;
-    if (result->data) {
-      auto to = data_destination(destinations, *input);
-      if (!to) return usage_error(to.error().message);
-      data_to = std::move(to).value();
-      auto pieces = file_pieces(*result->data, data);
-      if (!pieces) return reject(fmt::format("{}: {}", cmd_.input, pieces.error().message));
-      outputs.emplace_back(&*data_to, std::move(pieces).value());
-    }
-    if (!outputs.empty()) show_progress("writing", std::nullopt);
-    show_writing_progress(outputs);
-    auto written = write_together(host_, outputs);
-    clear_progress();
-    if (!written) return reject(written.error().message);
-    // With a check, the host writes the report out again with the check in it, and prints it.
     if (cmd_.check.requested) {
-      Json full = report.to_json();
-      host_.request_check(check_request("convert", cmd_.input, cmd_.output, cmd_.check, cmd_.options, cmd_.report_path,
-                                        &full).dump(false));
-    } else if (cmd_.report_path == "-") {
-      host_.out(json);
+      // The host runs the check, then writes the report out again with the check in it, and prints it.
+      Json full = result->report.to_json();
+      host_.request_check(check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
+                                        cmd_.job.report_path, &full, cmd_.json).dump(false));
+    } else if (cmd_.job.report_path == "-" || cmd_.json) {
+      host_.out(result->report_json);
     }
-    if (!cmd_.quiet && cmd_.report_path != "-") {
+    if (!cmd_.quiet && cmd_.job.report_path != "-" && !cmd_.json) {
       // With the model on standard output, the summary goes to standard error.
-      std::string summary = format_summary(report, cmd_.input, cmd_.options.dry_run ? "" : cmd_.output);
-      cmd_.output == "-" ? host_.err(summary) : host_.out(summary);
+      std::string summary = format_summary(result->report, cmd_.job.input, result->output);
+      result->output == "-" ? host_.err(summary) : host_.out(summary);
     }
-    return kExitOk;
+    return status;
   }
 
  private:
-  static std::string base_name(const std::string& path) {
-    size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
+  // Several inputs, -d, or a folder as the one input.
+  bool is_batch() {
+    if (cmd_.inputs.size() > 1 || !cmd_.out_dir.empty()) return true;
+    auto input = resolve(host_, cmd_.job.input);
+    return input && input->stat.kind == FileStat::Kind::kDirectory;
   }
 
-  // OUT.onnx.data beside the model's file. Two files cannot go to standard output or a device;
-  // found before anything is written.
-  Result<Destination> data_destination(const std::vector<Destination>& destinations, const ResolvedPath& input) {
-    const Destination& model = destinations[0];
-    auto kind = model.target.stat.kind;
-    if (model.to_stdout || (kind != FileStat::Kind::kRegular && kind != FileStat::Kind::kMissing)) {
-      return error("the converted model keeps its tensor data in a separate file, which -o '{}' cannot hold; give a "
-                   "file name, or --inline for one file",
-                   cmd_.output);
+  // One line on stderr naming what is wrong (with --json, {"error": ...} on stdout instead), and
+  // the exit status of its kind.
+  int fail(const Error& e) {
+    if (cmd_.json) {
+      host_.out(error_json(e));
+    } else {
+      // A usage error reads as the parser's ("onnx-lattice: ..."), the others as errors.
+      host_.err(fmt::format("onnx-lattice: {}{}\n", e.kind == ErrorKind::kOptions ? "" : "error: ", printable(e.message)));
     }
-    auto to = destination(host_, "-o", model.target.resolved + ".data");
-    if (!to) return to.error();
-    if (to->target.same_file(input)) return error("'{}' would overwrite the input model", to->target.path);
-    for (const auto& other : destinations) {
-      if (other.flag == "--report" && to->target.same_file(other.target)) {
-        return error("--report '{}' names the model's data file", other.target.path);
-      }
-    }
-    return to;
-  }
-
-  // A file's segments as pieces the host writes, ranges naming their checked source file.
-  static Result<std::vector<Piece>> file_pieces(const std::vector<DataSegment>& segments, FolderData& data) {
-    std::vector<Piece> pieces;
-    for (const auto& s : segments) {
-      if (s.deferred) {
-        auto produce = [deferred = s.deferred, &data](const ByteSink& sink) {
-          auto written = deferred->write(data, sink);
-          if (!written) return Status(cannot_compute(written.error()));
-          return written;
-        };
-        pieces.push_back({"", "", 0, s.deferred->length(), std::move(produce)});
-        continue;
-      }
-      if (s.location.empty()) {
-        pieces.push_back({s.bytes, "", 0, 0});
-        continue;
-      }
-      auto path = data.path_of(s.location);
-      if (!path) return error("cannot read '{}': {}", s.location, path.error().message);
-      pieces.push_back({"", std::move(path).value(), s.offset, s.length});
-    }
-    return pieces;
-  }
-
-  static Options dry(Options options) {
-    options.dry_run = true;
-    return options;
-  }
-
-  int reject(const std::string& message) {
-    clear_progress();
-    host_.err(fmt::format("onnx-lattice: error: {}\n", printable(message)));
-    return kExitRejected;
-  }
-
-  int usage_error(const std::string& message) {
-    clear_progress();
-    host_.err(fmt::format("onnx-lattice: {}\n", printable(message)));
-    return kExitUsage;
+    return exit_status(e.kind);
   }
 
   // On a terminal, one line on standard error that each stage of the core overwrites, with its
@@ -374,49 +385,10 @@ class Runner {
   // log, where a line per stage would only be noise.
   bool progress_visible() { return !cmd_.quiet && host_.err_is_terminal(); }
 
-  ProgressFn terminal_progress() {
-    if (!progress_visible()) return {};
-    return [this](std::string_view stage, double fraction) {
-      if (stage != "done") show_progress(stage, fraction);
-    };
-  }
-
   void show_progress(std::string_view stage, std::optional<double> fraction) {
-    if (!progress_visible()) return;
     std::string percent = fraction ? fmt::format(" {:.0f}%", *fraction * 100) : "";
     host_.err(fmt::format("\r\033[Konnx-lattice: {}{}", stage, percent));
     progress_shown_ = true;
-  }
-
-  // Writing computes the folded weights (core/onnx/deferred_data.h), on a large model the longest
-  // stage: its percentage is how far into all the files the piece being computed lies. Ranges and
-  // new bytes are copied by the host, and counted when the next computed piece starts.
-  void show_writing_progress(std::vector<Output>& outputs) {
-    if (!progress_visible()) return;
-    uint64_t total = 0;
-    for (const auto& o : outputs) {
-      for (const auto& p : o.pieces) total += p.size();
-    }
-    uint64_t start = 0;
-    for (auto& o : outputs) {
-      for (auto& p : o.pieces) {
-        uint64_t size = p.size();
-        if (p.produce && total > 0) {
-          p.produce = [this, inner = std::move(p.produce), start, total](const ByteSink& sink) {
-            uint64_t done = start;
-            return inner([&](std::string_view bytes) {
-              done += bytes.size();
-              if (int percent = static_cast<int>(done * 100 / total); percent != writing_percent_) {
-                writing_percent_ = percent;
-                show_progress("writing", percent / 100.0);
-              }
-              return sink(bytes);
-            });
-          };
-        }
-        start += size;
-      }
-    }
   }
 
   void clear_progress() {
@@ -443,7 +415,7 @@ class Runner {
   const Command& cmd_;
   Host& host_;
   bool progress_shown_ = false;
-  int writing_percent_ = -1;  // last shown by show_writing_progress
+  int writing_percent_ = -1;  // last shown; -1 before writing starts
 };
 
 }  // namespace
@@ -459,7 +431,13 @@ int run_cli(const std::vector<std::string>& args, Host& host) {
   }
   Command cmd;
   if (auto problem = parse(args, cmd)) {
-    host.err(fmt::format("onnx-lattice: {}\n{}", printable(problem->message), usage(cmd.name)));
+    // --json anywhere before `--` asks for the error as JSON, even when parsing stopped before it.
+    auto end = std::find(args.begin(), args.end(), "--");
+    if (cmd.json || std::find(args.begin(), end, "--json") != end) {
+      host.out(error_json(options_error("{}", problem->message)));
+    } else {
+      host.err(fmt::format("onnx-lattice: {}\n{}", printable(problem->message), short_usage(cmd.name)));
+    }
     return kExitUsage;
   }
   if (cmd.help) {

@@ -33,16 +33,21 @@ Result<ResolvedPath> resolve(Host& host, const std::string& path) {
   ResolvedPath r{path, path, {}};
   for (int hops = 0;; ++hops) {
     auto stat = host.lstat(r.resolved);
-    if (!stat) return error("'{}': {}", path, stat.error().message);
+    if (!stat) return file_error(fmt::format("'{}': {}", path, stat.error().message), path, stat.error());
     if (stat->kind != FileStat::Kind::kSymlink) {
       r.stat = std::move(stat).value();
       return r;
     }
     if (hops == kMaxSymlinks) return error("'{}': Too many levels of symbolic links", path);
     auto target = host.read_link(r.resolved);
-    if (!target) return error("'{}': {}", path, target.error().message);
+    if (!target) return file_error(fmt::format("'{}': {}", path, target.error().message), path, target.error());
     r.resolved = target->starts_with("/") ? *target : folder_of(r.resolved) + *target;
   }
+}
+
+Error file_error(std::string message, const std::string& path, const Error& cause) {
+  bool io = cause.kind == ErrorKind::kIO;
+  return Error{std::move(message), cause.kind, io ? path : "", io ? cause.errno_name : ""};
 }
 
 Result<Destination> destination(Host& host, std::string_view flag, const std::string& path) {
@@ -83,6 +88,10 @@ Status write_stream(Host& host, const std::vector<Piece>& pieces, const ByteSink
   return ok_status();
 }
 
+Error cannot_write(const std::string& path, const Error& cause) {
+  return file_error(fmt::format("cannot write '{}': {}", path, cause.message), path, cause);
+}
+
 }  // namespace
 
 Status write_together(Host& host, const std::vector<Output>& outputs) {
@@ -94,23 +103,23 @@ Status write_together(Host& host, const std::vector<Output>& outputs) {
   for (const auto& o : outputs) {
     if (o.to->to_stdout || o.to->target.stat.kind == FileStat::Kind::kCharDevice) continue;
     auto tmp = host.write_temporary(o.to->target.resolved, o.pieces);
-    if (!tmp) return fail(error("cannot write '{}': {}", o.to->target.path, tmp.error().message));
+    if (!tmp) return fail(cannot_write(o.to->target.path, tmp.error()));
     written.emplace_back(std::move(tmp).value(), o.to);
   }
   for (const auto& o : outputs) {
     if (o.to->target.stat.kind != FileStat::Kind::kCharDevice) continue;
     auto s = write_stream(host, o.pieces, [&](std::string_view bytes) { return host.write_device(o.to->target.resolved, bytes); });
-    if (!s) return fail(error("cannot write '{}': {}", o.to->target.path, s.error().message));
+    if (!s) return fail(cannot_write(o.to->target.path, s.error()));
   }
   for (const auto& o : outputs) {
     if (!o.to->to_stdout) continue;
     auto s = write_stream(host, o.pieces, [&](std::string_view bytes) { return host.out_bytes(bytes); });
-    if (!s) return fail(error("cannot write to standard output: {}", s.error().message));
+    if (!s) return fail(file_error(fmt::format("cannot write to standard output: {}", s.error().message), "-", s.error()));
   }
   while (!written.empty()) {
     auto [tmp, to] = written.front();
     if (auto s = host.rename(tmp, to->target.resolved); !s) {
-      return fail(error("cannot write '{}': {}", to->target.path, s.error().message));
+      return fail(cannot_write(to->target.path, s.error()));
     }
     written.erase(written.begin());
   }

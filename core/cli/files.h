@@ -21,6 +21,10 @@ struct ResolvedPath {
 
 Result<ResolvedPath> resolve(Host& host, const std::string& path);
 
+// `message` about the file `path`, keeping what the host said of it in `cause`: an I/O error
+// (ErrorKind::kIO) names the file and keeps its errno; any other error keeps its kind.
+Error file_error(std::string message, const std::string& path, const Error& cause);
+
 // Where `flag`'s output goes: "-" is standard output; a character device is written in place; a
 // missing or regular file is replaced atomically. Anything else (a directory, a FIFO, a socket)
 // is an options error naming the flag and the path.

@@ -15,7 +15,8 @@
 
 namespace lattice {
 
-// What lstat(2) says of a path. Errors are worded as the C library's strerror in every host.
+// What lstat(2) says of a path. Errors are ErrorKind::kIO, worded as the C library's strerror with
+// errno's name (Error::errno_name, "ENOENT") in every host.
 struct FileStat {
   enum class Kind { kMissing, kRegular, kSymlink, kCharDevice, kDirectory, kFifo, kOther };
   Kind kind = Kind::kMissing;
@@ -40,6 +41,8 @@ class Host {
   virtual Result<FileStat> lstat(const std::string& path) = 0;
   virtual Result<std::string> read_link(const std::string& path) = 0;
   virtual Result<std::string> read_file(const std::string& path) = 0;
+  // The names in a folder (not "." or ".."), in any order.
+  virtual Result<std::vector<std::string>> list_dir(const std::string& path) = 0;
   // realpath(3): absolute, every symlink followed; an error if the file is not there.
   virtual Result<std::string> real_path(const std::string& path) = 0;
   // Exactly `length` bytes at `offset` (an error if the file is shorter).
@@ -61,6 +64,7 @@ class Host {
   virtual void out(std::string_view text) = 0;
   virtual void err(std::string_view text) = 0;
   virtual bool err_is_terminal() = 0;
+  virtual bool out_is_terminal() = 0;
   // The check (core/cli/check_request.h) needs a runtime to run models in: the Node CLI has one
   // (onnxruntime-node) and runs the request once the command line's work is done; the native CLI
   // has none.

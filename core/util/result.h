@@ -9,14 +9,31 @@
 
 namespace lattice {
 
-// What a caller can do about an error: fix the model, fix the options it passed, or give the
-// conversion more memory. The CLI's exit status and the Node API's `code` follow it.
-enum class ErrorKind { kModel, kOptions, kMemory };
+// What a caller can do about an error: fix the model, fix the options it passed, give the
+// conversion more memory, or fix a file that cannot be read or written (kIO: a missing input, a
+// folder, no permission; the model itself was never judged). The CLI's exit status and the Node
+// API's `code` follow it.
+enum class ErrorKind { kModel, kOptions, kMemory, kIO };
 
 struct Error {
   std::string message;
   ErrorKind kind = ErrorKind::kModel;
+  // kIO: the file at fault as the user named it, and the C library's name of the failure
+  // ("ENOENT"), empty when the file is there but of the wrong kind.
+  std::string path = {};
+  std::string errno_name = {};
 };
+
+// The Node API's Error.code and the CLIs' `--json` error code of each kind (wasm/index.d.ts).
+inline const char* error_code(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kOptions: return "ERR_ONNX_LATTICE_OPTIONS";
+    case ErrorKind::kMemory: return "ERR_ONNX_LATTICE_MEMORY";
+    case ErrorKind::kIO: return "ERR_ONNX_LATTICE_IO";
+    case ErrorKind::kModel: break;
+  }
+  return "ERR_ONNX_LATTICE_MODEL";
+}
 
 template <typename... Args>
 Error error(fmt::format_string<Args...> format, Args&&... args) {

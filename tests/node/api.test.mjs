@@ -4,10 +4,10 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { ZOO, fixture, fixtures } from './helpers.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 
 test('with no pattern and no folding, convert returns the input bytes for every fixture and zoo model', () => {
   const zoo = existsSync(ZOO) ? readdirSync(ZOO).filter((f) => f.endsWith('.onnx')).map((f) => join(ZOO, f)) : [];

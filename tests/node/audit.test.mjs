@@ -5,10 +5,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, ZOO, fixture } from './helpers.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 
 const groups = (report) => {
   const out = {};

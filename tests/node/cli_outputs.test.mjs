@@ -38,10 +38,10 @@ function kind(path) {
 
 const nothing = () => {};
 
-test('a report that cannot be written means no model either: exit 1, no file at all', () => {
+test('a report that cannot be written means no model either: exit 3, no file at all', () => {
   for (const { r, dir, listing } of both(nothing, (d) => ['convert', SAMPLE, '-o', join(d, 'out.onnx'),
     '--report', join(d, 'no/such/dir/r.json')])) {
-    assert.equal(r.status, 1);
+    assert.equal(r.status, 3);
     assert.match(r.stderr, /^onnx-lattice: error: cannot write '.*no\/such\/dir\/r\.json': No such file or directory\n$/);
     assert.deepEqual(listing, [], `nothing in ${dir}`);
   }
@@ -51,7 +51,7 @@ test('an existing model file is left untouched when the report fails', () => {
   const prepare = (d) => writeFileSync(join(d, 'out.onnx'), 'previous content');
   for (const { r, dir } of both(prepare, (d) => ['convert', SAMPLE, '-o', join(d, 'out.onnx'), '--report',
     join(d, 'missing/r.json')])) {
-    assert.equal(r.status, 1);
+    assert.equal(r.status, 3);
     assert.equal(readFileSync(join(dir, 'out.onnx'), 'utf8'), 'previous content');
   }
 });

@@ -5,12 +5,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, FIXTURES, fixture, scratch } from './helpers.mjs';
 import { checkModel } from './onnx_checker.mjs';
 import { compareOutputs } from './ort.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const crafted = (name) => join(FIXTURES, 'crafted', `${name}.onnx`);
 const dir = scratch();
 

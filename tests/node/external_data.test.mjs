@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import ort from 'onnxruntime-node';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, FIXTURES, ROOT, fixture, fixtures, scratch } from './helpers.mjs';
 import { feedsFor } from './ort.mjs';
 import { checkModelFile } from './onnx_checker.mjs';
@@ -24,7 +24,7 @@ let lattice;
 before(async () => {
   const made = spawnSync('/usr/bin/python3', [join(ROOT, 'tests/fixtures/make_external.py'), FIXTURES, dir], { encoding: 'utf8' });
   assert.equal(made.status, 0, made.stderr);
-  lattice = await createConverter();
+  lattice = await createSyncConverter();
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -7,11 +7,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { ZOO, fixture } from './helpers.mjs';
 import { checkModel } from './onnx_checker.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const FOLD_ONLY = { target: 'none' };
 const FOLD_TOLERANCE = { scaleAtol: true };
 

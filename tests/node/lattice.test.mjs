@@ -6,11 +6,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, ZOO, fixture, fixtures, scratch } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const dir = scratch();
 const models = [
   ...fixtures().map((name) => [name, fixture(name)]),

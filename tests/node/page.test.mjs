@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 
 import { serve } from '../../scripts/serve.mjs';
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, FIXTURES, ROOT, ZOO, fixture, scratch, stable } from './helpers.mjs';
 
 const SITE = join(ROOT, 'build/web');
@@ -394,7 +394,7 @@ test('what loads before the first conversion weighs at most 400 KB gzipped', asy
 
 // --- The graph view, plan state, progress, keyboard and accessibility (issue 11) -------------
 
-const api = await createConverter();
+const api = await createSyncConverter();
 const STATES = ['applied', 'refused', 'unsupported', 'plain'];
 const require = createRequire(import.meta.url);
 

@@ -4,10 +4,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { ZOO, fixture, fixtures } from './helpers.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 
 test('onProgress hears every stage once, in order, with a fraction that only grows to 1', () => {
   const events = [];
@@ -15,7 +15,7 @@ test('onProgress hears every stage once, in order, with a fraction that only gro
   const { model } = lattice.convert(bytes, { onProgress: (e) => events.push(e) });
   const stages = events.map((e) => e.stage);
   assert.deepEqual(stages.filter((s) => !s.startsWith('conversion pass')),
-    ['parse', 'validate', 'fusion pass', 'audit', 'save', 'done']);
+    ['parse', 'validate', 'fusion pass', 'audit', 'save', 'writing', 'done']);
   assert.equal(stages.indexOf('conversion pass 1'), 2);
   const fractions = events.map((e) => e.fraction);
   assert.deepEqual(fractions, [...fractions].sort((a, b) => a - b));

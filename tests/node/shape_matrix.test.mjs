@@ -9,10 +9,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { ZOO } from './helpers.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const SIZES = { densenet121: 64, googlenet: 64 };
 const applied = (report) => report.matches.filter((m) => m.applied).map((m) => m.id).sort();
 

@@ -1,0 +1,43 @@
+#pragma once
+// One model file converted or inspected through a Host: where the outputs go checked before any
+// work, external data read from the model's folder, every file written together or not at all.
+// The CLIs' `convert` and `inspect` and the Node API's convertFile all run this; it prints
+// nothing, and its errors carry their kind (ErrorKind::kIO with the file and errno for a file
+// that cannot be read or written) for each caller to show in its own way.
+#include <string>
+#include <vector>
+
+#include "core/cli/host.h"
+#include "core/options.h"
+#include "core/progress.h"
+#include "core/report/report.h"
+
+namespace lattice {
+
+struct FileJob {
+  std::string input;
+  std::string output;       // "": default_output(); "-": standard output; ignored by a dry run
+  std::string report_path;  // "": none; "-": none written (the caller prints FileResult::report_json)
+  Options options;
+  bool inspect = false;  // a dry run whatever options.dry_run says
+};
+
+struct FileProgress {
+  ProgressFn stages;  // the core's stages, "done" included
+  WritingFn writing;  // 0 as writing starts, then as far as the computed pieces have come
+};
+
+struct FileResult {
+  Report report;
+  std::string report_json;
+  std::string output;              // the model's path as given or defaulted; "" for a dry run
+  std::vector<std::string> files;  // the files written, the model first (none for "-" or a dry run)
+};
+
+// `<name>.<target>.onnx` beside the input (`.onnx` taken off the input's name first): never the
+// input itself, and what the page names its download.
+std::string default_output(const std::string& input, const std::string& target);
+
+Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgress& progress = {});
+
+}  // namespace lattice

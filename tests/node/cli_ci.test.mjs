@@ -1,0 +1,178 @@
+// The CLIs in scripts and CI (core/cli): exit 3 for a file that cannot be read or written, --json
+// failures as {"error": ...} on stdout, -o optional, `--` before file names that look like flags,
+// a repeated single-valued flag refused, -o - refused on a terminal, every command's flags listed
+// one per line; both CLIs alike (stdout, stderr, status, files).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { CLIS, NATIVE_CLI, NODE_CLI, fixture, scratch } from './helpers.mjs';
+
+const SAMPLE = fixture('sample.onnx');
+
+// Runs both CLIs on `args(dir)` in a fresh folder each (holding the sample as m.onnx and -m.onnx,
+// and an empty folder `folder`), in that folder; asserts they agree on status, stdout, stderr and
+// the files left, and returns the native one's.
+function both(args) {
+  const results = Object.entries(CLIS).map(([cli]) => {
+    const dir = scratch();
+    copyFileSync(SAMPLE, join(dir, 'm.onnx'));
+    copyFileSync(SAMPLE, join(dir, '-m.onnx'));
+    mkdirSync(join(dir, 'folder'));
+    const run = cli === 'native'
+      ? spawnSync(NATIVE_CLI, args(dir), { cwd: dir, encoding: 'utf8' })
+      : spawnSync(process.execPath, [NODE_CLI, ...args(dir)], { cwd: dir, encoding: 'utf8' });
+    const clean = (text) => text.replaceAll(dir, 'DIR');
+    return { status: run.status, stdout: clean(run.stdout), stderr: clean(run.stderr), files: readdirSync(dir).sort(), dir };
+  });
+  const [native, node] = results;
+  for (const key of ['status', 'stdout', 'stderr', 'files']) assert.deepEqual(node[key], native[key], key);
+  return native;
+}
+
+test('a file that cannot be read or written: exit 3, one line naming it, nothing written', () => {
+  const cases = [
+    [() => ['convert', 'missing.onnx', '-o', 'o.onnx'], "cannot read 'missing.onnx': No such file or directory"],
+    [() => ['inspect', 'folder'], "cannot read 'folder': Is a directory"],
+    [() => ['convert', 'm.onnx', '-o', 'no/such/o.onnx'], "cannot write 'no/such/o.onnx': No such file or directory"],
+    [() => ['inspect', 'missing.onnx'], "cannot read 'missing.onnx': No such file or directory"],
+  ];
+  for (const [args, message] of cases) {
+    const r = both(args);
+    assert.equal(r.status, 3, r.stderr);
+    assert.equal(r.stderr, `onnx-lattice: error: ${message}\n`);
+    assert.deepEqual(r.files, ['-m.onnx', 'folder', 'm.onnx']);
+  }
+});
+
+test('--json: a failure is {"error": {code, message, path?}} on stdout, with the exit status of its kind', () => {
+  const garbage = (d) => { (spawnSync('sh', ['-c', `printf junk > '${d}/g.onnx'`])); return join(d, 'g.onnx'); };
+  const cases = [
+    [() => ['convert', 'missing.onnx', '--json'], 3, { code: 'ERR_ONNX_LATTICE_IO', message: "cannot read 'missing.onnx': No such file or directory", path: 'missing.onnx', errno: 'ENOENT' }],
+    [() => ['inspect', 'folder', '--json'], 3, { code: 'ERR_ONNX_LATTICE_IO', message: "cannot read 'folder': Is a directory", path: 'folder', errno: 'EISDIR' }],
+    [() => ['inspect', 'm.onnx', '--json', '--target', 'xilinx'], 2, null],
+    [(d) => ['convert', garbage(d), '-o', 'o.onnx', '--json'], 1, null],
+  ];
+  for (const [args, status, expected] of cases) {
+    const r = both(args);
+    assert.equal(r.status, status, r.stdout);
+    assert.equal(r.stderr, '');
+    const { error } = JSON.parse(r.stdout);
+    if (expected) assert.deepEqual(error, expected);
+    else assert.equal(error.code, status === 2 ? 'ERR_ONNX_LATTICE_OPTIONS' : 'ERR_ONNX_LATTICE_MODEL');
+  }
+  for (const run of Object.values(CLIS)) {
+    const ok = run(['convert', SAMPLE, '-o', join(scratch(), 'o.onnx'), '--json']);
+    assert.equal(ok.status, 0);
+    assert.equal(JSON.parse(ok.stdout).schema, 'onnx-lattice-report/1');
+  }
+});
+
+test('-o is optional: <name>.<target>.onnx beside the input, never over it', () => {
+  const r = both(() => ['convert', 'm.onnx', '--quiet']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.files, ['-m.onnx', 'folder', 'm.lattice.onnx', 'm.onnx']);
+  assert.ok(readFileSync(join(r.dir, 'm.onnx')).equals(readFileSync(SAMPLE)));
+  const advanced = both((d) => ['convert', join(d, 'm.onnx'), '--target', 'lattice-advanced', '--quiet']);
+  assert.deepEqual(advanced.files, ['-m.onnx', 'folder', 'm.lattice-advanced.onnx', 'm.onnx']);
+  const summary = both(() => ['convert', 'm.onnx']);
+  assert.match(summary.stdout, /m\.lattice\.onnx/);
+});
+
+test('after --, every argument is a file name, even one starting with -', () => {
+  const r = both(() => ['convert', '-o', 'out.onnx', '--quiet', '--', '-m.onnx']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(r.files.includes('out.onnx'));
+  const without = both(() => ['convert', '-m.onnx', '-o', 'out.onnx']);
+  assert.equal(without.status, 2);
+  assert.match(without.stderr, /'-m\.onnx' is not an option of 'convert'/);
+});
+
+test('a single-valued flag given twice is a usage error', () => {
+  for (const args of [['--target', 'none', '--target', 'lattice'], ['-o', 'a.onnx', '--output', 'b.onnx'], ['--report', 'a.json', '--report', 'b.json']]) {
+    const r = both(() => ['convert', 'm.onnx', ...args]);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.match(r.stderr, /given twice/);
+    assert.deepEqual(r.files, ['-m.onnx', 'folder', 'm.onnx']);
+  }
+});
+
+test('every command\'s --help lists its flags, one line each', () => {
+  const flags = {
+    convert: ['-o, --output', '--report', '--json', '-d, --out-dir', '--reports', '--fail-on-unsupported', '--dry-run',
+      '--quiet', '--external-data', '--inline', '--target', '--no-fold-bn', '--only', '--skip', '--skip-match',
+      '--input-shape', '--', '-h, --help'],
+    inspect: ['--target', '--no-fold-bn', '--only', '--skip', '--skip-match', '--input-shape', '--fail-on-unsupported',
+      '--json', '--', '-h, --help'],
+    patterns: ['--json'],
+    hardware: ['--json'],
+  };
+  for (const [command, expected] of Object.entries(flags)) {
+    const r = both(() => [command, '--help']);
+    assert.equal(r.status, 0);
+    const listed = r.stdout.split('\n').filter((line) => /^ {2}-/.test(line)).map((line) => line.trim().split(/ {2,}| [A-Z]/)[0].replace(/ [A-Z0-9:,.]+$/, ''));
+    assert.deepEqual(listed, expected, command);
+  }
+});
+
+test('-o - refuses to write the model to a terminal', () => {
+  for (const cli of [[NATIVE_CLI], [process.execPath, NODE_CLI]]) {
+    const command = [...cli, 'convert', SAMPLE, '-o', '-'].map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], { encoding: 'utf8' });
+    assert.equal(r.status, 2, r.stdout);
+    assert.match(r.stdout, /standard output, which is a terminal/);
+    assert.ok(r.stdout.length < 2000, 'no binary on the terminal');
+  }
+});
+
+// A folder of models for the batch tests: two good ones (one in a subfolder), a bad one, an
+// earlier run's output (left alone) and a file that is not a model.
+function batchFolder(d) {
+  mkdirSync(join(d, 'models/sub'), { recursive: true });
+  copyFileSync(SAMPLE, join(d, 'models/a.onnx'));
+  copyFileSync(fixture('conv_bn_relu.onnx'), join(d, 'models/sub/b.onnx'));
+  copyFileSync(SAMPLE, join(d, 'models/a.lattice.onnx'));
+  spawnSync('sh', ['-c', `printf junk > '${d}/models/bad.onnx'; printf x > '${d}/models/notes.txt'`]);
+  mkdirSync(join(d, 'out'));
+  return d;
+}
+
+test('a folder with one bad model: a line per model, a summary, the worst exit status, outputs in -d', () => {
+  const r = both((d) => { batchFolder(d); return ['convert', 'models', '-d', 'out', '--reports']; });
+  assert.equal(r.status, 1, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(lines.length, 4, r.stdout);
+  assert.match(lines[0], /^(ok|partial) +models\/a\.onnx -> out\/a\.lattice\.onnx \(\d+ applied, \d+ the target cannot run\)$/);
+  assert.match(lines[1], /^failed +models\/bad\.onnx: .*not an ONNX model/);
+  assert.match(lines[2], /^(ok|partial) +models\/sub\/b\.onnx -> out\/b\.lattice\.onnx/);
+  assert.match(lines[3], /^3 models: 2 converted, 1 failed; \d+ nodes the target cannot run, in 1 model$/);
+  assert.deepEqual(readdirSync(join(r.dir, 'out')).sort(), ['a.lattice.onnx', 'a.lattice.report.json', 'b.lattice.onnx', 'b.lattice.report.json']);
+  // Several files, beside their inputs; a missing one is an I/O error, the worst status.
+  const files = both((d) => { batchFolder(d); return ['convert', 'models/a.onnx', 'models/sub/b.onnx', 'missing.onnx', '--quiet']; });
+  assert.equal(files.status, 3);
+  assert.equal(files.stdout, '');
+  // -o, --report and --json name one model's outputs: refused with several.
+  for (const flag of [['-o', 'x.onnx'], ['--report', 'r.json'], ['--json']]) {
+    const refused = both((d) => { batchFolder(d); return ['convert', 'models', '-d', 'out', ...flag]; });
+    assert.equal(refused.status, 2, flag.join(' '));
+    // With --json the error is JSON on stdout, as every --json failure.
+    const message = flag[0] === '--json' ? JSON.parse(refused.stdout).error.message : refused.stderr;
+    assert.match(message, /names one model's output/);
+  }
+});
+
+test('--fail-on-unsupported: exit 4 when the target cannot run some node, the count in the summary', () => {
+  const single = both(() => ['convert', 'm.onnx', '-o', 'o.onnx', '--fail-on-unsupported']);
+  const report = CLIS.native(['inspect', SAMPLE, '--json']);  // its timings differ between runs
+  const cannotRun = JSON.parse(report.stdout).unsupported.length;
+  assert.ok(cannotRun > 0, 'the sample has nodes the target cannot run');
+  assert.equal(single.status, 4, single.stderr);
+  assert.ok(single.files.includes('o.onnx'), 'the model is still written');
+  assert.equal(both(() => ['convert', 'm.onnx', '-o', 'o.onnx']).status, 0, 'without the flag: 0');
+  assert.equal(both(() => ['inspect', 'm.onnx', '--fail-on-unsupported']).status, 4);
+  const batch = both((d) => { copyFileSync(SAMPLE, join(d, 'n.onnx')); return ['convert', 'm.onnx', 'n.onnx', '-d', 'folder', '--fail-on-unsupported']; });
+  assert.equal(batch.status, 4, batch.stdout);
+  assert.match(batch.stdout, new RegExp(`2 models: 2 converted, 0 failed; ${2 * cannotRun} nodes the target cannot run, in 2 models\\n$`));
+});

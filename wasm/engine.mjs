@@ -1,0 +1,160 @@
+// Internal: the converter on the calling thread, over one instance of the wasm module. The
+// package's worker (worker.mjs) runs it for createConverter(); createSyncConverter() hands it out
+// as it is; the Node CLI and bench/data_stays.mjs use its helpers. Not part of the package's API.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fsHost } from './fs_host.mjs';
+
+const require = createRequire(import.meta.url);
+const factory = require('./dist/onnx_lattice.js');
+
+// The emscripten loader of this toolchain fetch()es its .wasm, which Node cannot do for a file
+// path: hand it the bytes instead.
+export async function loadModule() {
+  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice.wasm', import.meta.url));
+  return factory({ wasmBinary, printErr: () => {} });
+}
+
+// An Error whose `code` says what kind of error it is (index.d.ts, ErrorCode), with the file
+// (`path`) and errno's name (`errno`) of an I/O error.
+export function codedError(message, code, { path, errno } = {}, Type = Error) {
+  const e = new Type(message);
+  e.code = code;
+  if (path !== undefined) e.path = path;
+  if (errno !== undefined) e.errno = errno;
+  return e;
+}
+
+const optionsError = (message) => codedError(message, 'ERR_ONNX_LATTICE_OPTIONS');
+
+// Calls into the module. The module has no C++ exceptions, so running out of its heap aborts it
+// (a RuntimeError, or a bare number from a C++ throw): that becomes an Error, and the module is
+// not used again.
+export function guard(state, fn) {
+  if (state.broken) {
+    throw codedError(`this converter stopped after an earlier failure (${state.broken}); create a new one`, 'ERR_ONNX_LATTICE_MEMORY');
+  }
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof Error && !(e instanceof WebAssembly.RuntimeError)) throw e;
+    state.broken = 'out of memory';
+    throw codedError('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)', 'ERR_ONNX_LATTICE_MEMORY');
+  }
+}
+
+export function toBytes(bytes) {
+  if (bytes instanceof Uint8Array) return bytes;
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  throw codedError('the model must be a Uint8Array, an ArrayBuffer or a Buffer', 'ERR_ONNX_LATTICE_OPTIONS', {}, TypeError);
+}
+
+// options.resolver as the core reads it: location -> the data file's bytes, or null. The caller
+// gives a function, a Map or a plain object; what it throws or returns amiss reads as "no such file".
+export function resolverFrom(resolver) {
+  if (resolver === undefined) return undefined;
+  const lookup = typeof resolver === 'function' ? resolver
+    : resolver instanceof Map ? (location) => resolver.get(location)
+      : resolver !== null && typeof resolver === 'object' ? (location) => (Object.hasOwn(resolver, location) ? resolver[location] : undefined)
+        : null;
+  if (!lookup) throw optionsError('options.resolver must be a function, a Map or an object of data files');
+  return (location) => {
+    try {
+      const file = lookup(location);
+      return file instanceof Uint8Array ? file : ArrayBuffer.isView(file) || file instanceof ArrayBuffer ? toBytes(file) : null;
+    } catch {
+      return null;
+    }
+  };
+}
+
+// onProgress is a callback, not a conversion option: taken out, the rest goes to the core, which
+// checks every field (wasm/bindings.cc, options_from: one place for all of them).
+export function splitProgress(options) {
+  if (options === null || typeof options !== 'object' || !('onProgress' in options)) return { options, onProgress: undefined };
+  const { onProgress, ...rest } = options;
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw optionsError('options.onProgress must be a function');
+  return { options: rest, onProgress };
+}
+
+// The parts of an output file (Uint8Arrays) as one.
+export function joinParts(parts) {
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+const thrown = (result) => codedError(result.error, result.code, { path: result.path, errno: result.errno });
+
+// A path as a path: '-' is the file of that name (no standard input or output here).
+function pathOf(path, what) {
+  if (typeof path !== 'string' || path === '') throw optionsError(`${what} must be a file path (a non-empty string)`);
+  return path === '-' ? './-' : path;
+}
+
+// Options of the in-memory convert() that convertFile cannot take: it reads the data files beside
+// the model and names its own.
+const MEMORY_ONLY = ['resolver', 'dataFile', 'describe'];
+
+// `host`: the file system convertFile works on (fs_host.mjs; the worker's adds cancellation).
+export async function createEngine({ host = fsHost } = {}) {
+  const module = await loadModule();
+  const state = { broken: null };
+  const convert = (bytes, options = {}) => {
+    const input = toBytes(bytes);
+    let onProgress;
+    ({ options, onProgress } = splitProgress(options));
+    const resolver = resolverFrom(options?.resolver);
+    const opts = resolver ? { ...options, resolver } : options;
+    const result = guard(state, () => module.convert(input, opts, onProgress));
+    if (result.error !== undefined) throw thrown(result);
+    // The parts are joined here, outside the WebAssembly heap; an unchanged model is the input.
+    const model = result.model === undefined ? input.slice() : result.model && joinParts(result.model);
+    const converted = { model, data: result.data && joinParts(result.data), report: JSON.parse(result.report) };
+    if (result.description !== undefined) converted.description = JSON.parse(result.description);
+    if (result.inputDescription !== undefined) converted.inputDescription = JSON.parse(result.inputDescription);
+    return converted;
+  };
+  // The CLIs' own code (core/cli/convert_file.cc): external data read from the model's folder,
+  // ranges copied file to file, the outputs written together or not at all.
+  const convertFile = (inPath, outPath, options = {}) => {
+    const input = pathOf(inPath, 'the input');
+    const output = outPath === undefined || outPath === null ? '' : pathOf(outPath, 'the output');
+    let onProgress;
+    ({ options, onProgress } = splitProgress(options));
+    for (const key of MEMORY_ONLY) {
+      if (options?.[key] !== undefined) throw optionsError(`options.${key} is for convert() (in memory); convertFile reads and names the files itself`);
+    }
+    const result = guard(state, () => module.convertFile(input, output, options, host, onProgress));
+    if (result.error !== undefined) throw thrown(result);
+    return { report: JSON.parse(result.report), files: result.files };
+  };
+  return {
+    convert,
+    convertFile,
+    inspect: (bytes, options = {}) => convert(bytes, { ...options, dryRun: true }).report,
+    // One stage: parsing is all it does.
+    describe: (bytes, options = {}) => {
+      const input = toBytes(bytes);
+      const { options: rest, onProgress } = splitProgress(options ?? {});
+      const unknown = Object.keys(rest ?? {}).filter((key) => rest[key] !== undefined);
+      if (unknown.length) throw optionsError(`unknown option '${unknown[0]}' (describe takes onProgress, and signal in the asynchronous converter)`);
+      onProgress?.({ stage: 'parse', fraction: 0 });
+      const result = guard(state, () => module.describe(input));
+      if (typeof result !== 'string') throw thrown(result);
+      onProgress?.({ stage: 'done', fraction: 1 });
+      return JSON.parse(result);
+    },
+    patterns: () => JSON.parse(module.catalogue()),
+    hardware: () => JSON.parse(module.hardware()),
+    version: module.version(),
+    // For bench/data_stays.mjs: the module's memory in bytes (it only grows).
+    _heapBytes: () => module.HEAPU8.length,
+    _module: module,
+  };
+}
