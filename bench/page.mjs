@@ -131,50 +131,51 @@ async function describeMs(model) {
   return median(runs.with) - median(runs.without);
 }
 
-// The profile's stages as consecutive spans: [{name, ms, reads}] with the synchronous reads made
-// in each, then the spans after the core.
+// The profile's stages as consecutive spans: [{name, ms, counts}], counts being what the module
+// counted in the span (synchronous reads, reads found held, Blobs made), then the spans after the
+// core.
 function spans(run) {
   const p = run.profile;
-  const out = [{ name: 'pick -> the worker has the file', ms: run.received, reads: null }];
-  out.push({ name: 'worker: before the core (reads ahead)', ms: p.stages[0].at - p.started, reads: null, ahead: p.ahead });
+  const out = [{ name: 'pick -> the worker has the file', ms: run.received }];
+  out.push({ name: 'worker: reads ahead (and their plan)', ms: p.stages[0].at - p.started, ahead: p.ahead,
+    counts: diff(p.planned, zero) });
   const merged = [];
   for (const s of p.stages) {
     const name = s.stage.startsWith('conversion pass') || s.stage.startsWith('fusion pass') ? 'passes' : s.stage;
-    if (merged.at(-1)?.name === name) merged.at(-1).end = s; else merged.push({ name, start: s, end: s });
+    if (merged.at(-1)?.name !== name) merged.push({ name, start: s });
   }
   for (let i = 0; i < merged.length - 1; ++i) {
     const from = merged[i].start, to = merged[i + 1].start;
-    out.push({ name: `core: ${merged[i].name}`, ms: to.at - from.at, reads: diff(to.reads, from.reads) });
+    out.push({ name: `core: ${merged[i].name}`, ms: to.at - from.at, counts: diff(to.counts, from.counts) });
   }
   const done = p.stages.at(-1);
-  out.push({ name: 'output parts (folds computed, Blobs made)', ms: p.converted - done.at, reads: diff(p.parts, done.reads), blobMs: p.parts.blobMs });
-  out.push({ name: 'worker: Blob of the parts', ms: p.blobs - p.converted, reads: null });
-  out.push({ name: 'worker: descriptions parsed, result posted', ms: p.posted - p.blobs, reads: null });
-  out.push({ name: 'page: result shown -> "Done"', ms: run.ms - run.received - p.posted, reads: null });
+  out.push({ name: 'output parts (folds computed, Blobs made)', ms: p.converted - done.at, counts: diff(p.counts, done.counts) });
+  out.push({ name: 'worker: one Blob of the parts', ms: p.blobs - p.converted });
+  out.push({ name: 'worker: descriptions parsed, result posted', ms: p.posted - p.blobs });
+  out.push({ name: 'page: result shown -> "Done"', ms: run.ms - run.received - p.posted });
   return out;
 }
-const diff = (a, b) => ({ reads: a.reads - b.reads, bytes: a.readBytes - b.readBytes, ms: a.readMs - b.readMs,
-  copies: a.copies - b.copies, copiedBytes: a.copiedBytes - b.copiedBytes, copyMs: a.copyMs - b.copyMs });
+const zero = { reads: 0, readBytes: 0, readMs: 0, held: 0, heldBytes: 0, blobs: 0, blobMs: 0 };
+const diff = (a, b) => Object.fromEntries(Object.keys(zero).map((k) => [k, a[k] - b[k]]));
 
 function printBreakdown(runs) {
   const all = runs.map(spans);
   console.log('  breakdown (medians, ms):');
   for (let i = 0; i < all[0].length; ++i) {
     const s = all[0][i];
-    const ms = median(all.map((r) => r[i].ms));
+    const at = (get) => median(all.map((x) => get(x[i])));
     let extra = '';
-    if (s.reads) {
-      const r = (key) => median(all.map((x) => x[i].reads[key]));
-      if (r('reads')) extra += `; ${r('reads')} synchronous reads, ${mib(r('bytes'))} MiB in ${r('ms').toFixed(0)} ms`;
-      if (r('copies')) extra += `; ${r('copies')} copies into the heap, ${mib(r('copiedBytes'))} MiB in ${r('copyMs').toFixed(0)} ms`;
-    }
-    if (s.blobMs !== undefined) extra += `; Blobs made in ${median(all.map((x) => x[i].blobMs)).toFixed(0)} ms`;
     if (s.ahead) {
-      const a = (key) => median(all.map((x) => x[i].ahead[key]));
-      if (a('planMs')) extra += `; the plan ${a('planMs').toFixed(0)} ms (${a('planReads')} synchronous reads)`;
-      extra += `; ${a('reads')} reads ahead, ${mib(a('bytes'))} MiB in ${a('ms').toFixed(0)} ms`;
+      if (at((x) => x.ahead.planMs)) extra += `; the plan ${at((x) => x.ahead.planMs).toFixed(0)} ms`;
+      extra += `; ${at((x) => x.ahead.reads)} reads ahead, ${mib(at((x) => x.ahead.bytes))} MiB in ${at((x) => x.ahead.ms).toFixed(0)} ms`;
     }
-    console.log(`    ${s.name.padEnd(44)} ${ms.toFixed(0).padStart(6)}${extra}`);
+    if (s.counts) {
+      const c = (key) => at((x) => x.counts[key]);
+      if (c('reads')) extra += `; ${c('reads')} synchronous reads, ${mib(c('readBytes'))} MiB in ${c('readMs').toFixed(0)} ms`;
+      if (c('held')) extra += `; ${c('held')} reads found held, ${mib(c('heldBytes'))} MiB`;
+      if (c('blobs')) extra += `; ${c('blobs')} Blobs made in ${c('blobMs').toFixed(0)} ms`;
+    }
+    console.log(`    ${s.name.padEnd(44)} ${at((x) => x.ms).toFixed(0).padStart(6)}${extra}`);
   }
   console.log(`    ${'after "Done": graph laid out and drawn'.padEnd(44)} ${median(runs.map((r) => r.drawn - r.ms)).toFixed(0).padStart(6)}`);
 }

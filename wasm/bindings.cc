@@ -3,7 +3,7 @@
 // with that message. The module is built without C++ exceptions: running out of heap aborts it,
 // and the wrappers turn that abort into an Error too (never a bare number).
 #include <emscripten/bind.h>
-#include <emscripten/emscripten.h>
+#include <emscripten/em_js.h>
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
 
@@ -18,6 +18,16 @@
 #include "core/patterns/lattice/hardware.h"
 #include "core/util/utf8.h"
 #include "wasm/js_files.h"
+
+// A Blob of `size` bytes at `data` in the heap (copied now), timed into `Module.profile` when
+// the caller set it (the page's worker does).
+EM_JS(emscripten::EM_VAL, make_blob, (const char* data, size_t size), {
+  const started = performance.now();
+  const blob = new Blob([HEAPU8.subarray(data, data + size)]);
+  const p = Module.profile;
+  if (p) p.blobs++, p.blobMs += performance.now() - started;
+  return Emval.toHandle(blob);
+});
 
 namespace {
 
@@ -132,22 +142,12 @@ val failure(const lattice::Error& e) {
 // data computed and copied out a run (1 MiB) at a time, so the heap never holds a folded layer.
 // In the page (a Blob input) each run becomes a Blob at once, which the browser keeps outside the
 // JS heap, so the folded layers never pile up in JS memory before the download either.
-// `blob_ms` adds the time spent making those Blobs (the page's profile).
-lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files, double& blob_ms) {
+lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, JsFiles& files) {
   val out = val::array();
   std::string run;
-  val blob = files.model_is_blob() ? val::global("Blob") : val::undefined();
+  bool blobs = files.model_is_blob();
   auto push_run = [&](std::string_view bytes) {
-    if (blob.isUndefined()) {
-      out.call<void>("push", copy_out(bytes));
-    } else {
-      double started = emscripten_get_now();
-      val pieces = val::array();
-      pieces.call<void>("push",
-                        emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
-      out.call<void>("push", blob.new_(pieces));  // copies the bytes now
-      blob_ms += emscripten_get_now() - started;
-    }
+    out.call<void>("push", blobs ? val::take_ownership(make_blob(bytes.data(), bytes.size())) : copy_out(bytes));
     return lattice::ok_status();
   };
   for (const auto& s : segments) {
@@ -192,12 +192,10 @@ val convert(const val& model, const val& opts, const val& on_progress) {
   JsFiles files = files_of(model, opts);
   lattice::ProgressFn progress;
   if (on_progress.typeOf().as<std::string>() == "function") {
-    // Each event carries what reading has cost so far, so a profile can put it under its stage.
-    progress = [&on_progress, &files](std::string_view stage, double fraction) {
+    progress = [&on_progress](std::string_view stage, double fraction) {
       val event = val::object();
       event.set("stage", std::string(stage));
       event.set("fraction", fraction);
-      event.set("reads", files.stats().to_js());
       on_progress(event);
     };
   }
@@ -206,23 +204,16 @@ val convert(const val& model, const val& opts, const val& on_progress) {
   val out = val::object();
   out.set("model", options->dry_run ? val::null() : val::undefined());
   out.set("data", val::null());
-  double parts_started = emscripten_get_now(), blob_ms = 0;
   if (result->converted) {
-    auto model = parts(*result->converted, files, blob_ms);
+    auto model = parts(*result->converted, files);
     if (!model) return failure(model.error());
     out.set("model", *model);
   }
   if (result->data) {
-    auto data = parts(*result->data, files, blob_ms);
+    auto data = parts(*result->data, files);
     if (!data) return failure(data.error());
     out.set("data", *data);
   }
-  // Where the time went after the core returned: the output's parts (folded data computed, its
-  // Blobs made, reads included).
-  val profile = files.stats().to_js();
-  profile.set("partsMs", emscripten_get_now() - parts_started);
-  profile.set("blobMs", blob_ms);
-  out.set("profile", profile);
   out.set("report", result->report.to_json().dump());
   if (result->input_description) out.set("inputDescription", result->input_description->dump(false));
   if (result->description) out.set("description", result->description->dump(false));
@@ -247,7 +238,6 @@ val plan(const val& model, const val& opts) {
   val out = val::object();
   out.set("ranges", files.planned());
   out.set("read", files.kept());
-  out.set("profile", files.stats().to_js());
   return out;
 }
 

@@ -3,13 +3,18 @@
 #include <emscripten/em_js.h>
 #include <emscripten/emscripten.h>
 
-#include <algorithm>
+#include <utility>
 
 // A Blob (a slice of a File) read synchronously (FileReaderSync, which a worker has), as {bytes}
 // or {error}: a JS exception must not unwind through wasm frames built without C++ exceptions.
+// When the caller set `Module.profile` (the page's worker does), the reads are counted there.
 EM_JS(emscripten::EM_VAL, read_blob, (emscripten::EM_VAL blob), {
+  const started = performance.now();
   try {
-    return Emval.toHandle({bytes : new Uint8Array(new FileReaderSync().readAsArrayBuffer(Emval.toValue(blob)))});
+    const bytes = new Uint8Array(new FileReaderSync().readAsArrayBuffer(Emval.toValue(blob)));
+    const p = Module.profile;
+    if (p) p.reads++, p.readBytes += bytes.length, p.readMs += performance.now() - started;
+    return Emval.toHandle({bytes});
   } catch (e) {
     return Emval.toHandle({error : String(e && e.message || e)});
   }
@@ -27,6 +32,8 @@ EM_JS(emscripten::EM_VAL, held_bytes, (emscripten::EM_VAL held, emscripten::EM_V
   }
   const r = ranges[lo - 1];
   if (!r || offset + length > r.offset + r.bytes.length) return Emval.toHandle(undefined);
+  const p = Module.profile;
+  if (p) p.held++, p.heldBytes += length;
   return Emval.toHandle(r.bytes.subarray(offset - r.offset, offset - r.offset + length));
 });
 
@@ -36,27 +43,6 @@ std::string copy_in(const val& u8) {
   std::string bytes(u8["length"].as<size_t>(), '\0');
   val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<uint8_t*>(bytes.data()))).call<void>("set", u8);
   return bytes;
-}
-
-namespace {
-
-void count(double& n, double& bytes, double& ms, size_t size, double started) {
-  n += 1;
-  bytes += static_cast<double>(size);
-  ms += emscripten_get_now() - started;
-}
-
-}  // namespace
-
-val JsFiles::Stats::to_js() const {
-  val out = val::object();
-  out.set("reads", reads);
-  out.set("readBytes", read_bytes);
-  out.set("readMs", read_ms);
-  out.set("copies", copies);
-  out.set("copiedBytes", copied_bytes);
-  out.set("copyMs", copy_ms);
-  return out;
 }
 
 lattice::Result<uint64_t> JsFiles::size(const std::string& location) {
@@ -70,26 +56,15 @@ lattice::Result<std::string> JsFiles::read(const std::string& location, uint64_t
   auto file = lookup(location);
   if (!file) return file.error();
   if (offset + length > size_of(*file)) return lattice::error("range beyond the end");
-  double started = emscripten_get_now();
-  if (is_bytes(*file)) {
-    std::string bytes = copy_in(file->call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + length)));
-    count(stats_.copies, stats_.copied_bytes, stats_.copy_ms, bytes.size(), started);
-    return bytes;
-  }
+  auto [from, to] = std::pair(static_cast<double>(offset), static_cast<double>(offset + length));
+  if (is_bytes(*file)) return copy_in(file->call<val>("subarray", from, to));
   if (!held_.isUndefined()) {
-    val held = val::take_ownership(held_bytes(held_.as_handle(), file->as_handle(), static_cast<double>(offset),
-                                              static_cast<double>(length)));
-    if (!held.isUndefined()) {
-      std::string bytes = copy_in(held);
-      count(stats_.copies, stats_.copied_bytes, stats_.copy_ms, bytes.size(), started);
-      return bytes;
-    }
+    val held = val::take_ownership(held_bytes(held_.as_handle(), file->as_handle(), from, to - from));
+    if (!held.isUndefined()) return copy_in(held);
   }
-  val slice = file->call<val>("slice", static_cast<double>(offset), static_cast<double>(offset + length));
-  val read = val::take_ownership(read_blob(slice.as_handle()));
+  val read = val::take_ownership(read_blob(file->call<val>("slice", from, to).as_handle()));
   if (read.hasOwnProperty("error")) return lattice::error("cannot read the file: {}", read["error"].as<std::string>());
   std::string bytes = copy_in(read["bytes"]);
-  count(stats_.reads, stats_.read_bytes, stats_.read_ms, bytes.size(), started);
   if (planning_) {
     val kept = val::object();
     kept.set("file", *file);
@@ -104,7 +79,7 @@ std::optional<std::string_view> JsFiles::view(const std::string& location, uint6
   if (!planning_ || planned_inside(location, offset, length)) return std::nullopt;
   auto file = lookup(location);
   if (!file || is_bytes(*file)) return std::nullopt;
-  noted_.push_back({location, offset, length});
+  noted_location_ = location, noted_offset_ = offset, noted_length_ = length;
   val range = val::object();
   range.set("file", *file);
   range.set("offset", static_cast<double>(offset));
@@ -136,9 +111,7 @@ lattice::Result<val> JsFiles::lookup(const std::string& location) {
 }
 
 bool JsFiles::planned_inside(const std::string& location, uint64_t offset, uint64_t length) const {
-  return std::any_of(noted_.begin(), noted_.end(), [&](const Noted& n) {
-    return n.location == location && n.offset <= offset && offset + length <= n.offset + n.length;
-  });
+  return location == noted_location_ && noted_offset_ <= offset && offset + length <= noted_offset_ + noted_length_;
 }
 
 }  // namespace lattice_wasm

@@ -3,7 +3,6 @@
 #include <emscripten/val.h>
 
 #include <string>
-#include <vector>
 
 #include "core/onnx/external_data.h"
 
@@ -24,14 +23,6 @@ std::string copy_in(const val& u8);
 // Blob: synchronous, and far slower per byte and per call than the worker's large reads ahead).
 class JsFiles final : public lattice::ExternalData {
  public:
-  // What reading cost, for the page's profile: synchronous reads of a Blob, and copies of bytes
-  // JS holds (the file itself, or a range read ahead) into the heap.
-  struct Stats {
-    double reads = 0, read_bytes = 0, read_ms = 0;
-    double copies = 0, copied_bytes = 0, copy_ms = 0;
-    val to_js() const;
-  };
-
   JsFiles(val model, val resolve, val held = val::undefined())
       : model_(std::move(model)), resolve_(std::move(resolve)), held_(std::move(held)) {}
 
@@ -45,7 +36,6 @@ class JsFiles final : public lattice::ExternalData {
   std::optional<std::string_view> view(const std::string& location, uint64_t offset, uint64_t length) override;
   bool has_files() const override { return !resolve_.isUndefined(); }
   bool model_is_blob() const { return !is_bytes(model_); }
-  const Stats& stats() const { return stats_; }
 
   // The range as a part of an output file: a view of the bytes, or a slice of the Blob (which
   // reads nothing until the output is saved).
@@ -70,14 +60,11 @@ class JsFiles final : public lattice::ExternalData {
   val model_;
   val resolve_;
   val held_;
-  Stats stats_;
   bool planning_ = false;
   val planned_ = val::undefined(), kept_ = val::undefined();
-  struct Noted {
-    std::string location;
-    uint64_t offset, length;
-  };
-  std::vector<Noted> noted_;
+  // The range noted last: a Deferred reads the range it asked to view at once, chunk by chunk.
+  std::string noted_location_;
+  uint64_t noted_offset_ = 0, noted_length_ = 0;
 };
 
 }  // namespace lattice_wasm

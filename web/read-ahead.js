@@ -1,24 +1,16 @@
-// What the conversion worker reads of the picked files before the core runs, and how: the core
-// reads synchronously (FileReaderSync, one slow call per range), while an asynchronous read of a
-// File is several times faster per byte and per call. So the bytes the conversion needs are read
-// first, in few large asynchronous reads, and the core then finds them in hand (the `held` option,
-// wasm/js_files.h), each byte read once:
-// - files that are small together are read whole: a plan would cost more than reading bytes the
-//   conversion does not need;
-// - otherwise a dry run plans the reads (the `plan` binding): it reads the skeleton and the small
-//   tensors itself, and notes the tensor data the conversion will read (the weights it folds);
-//   the noted ranges are then read, up to a memory budget. What is over the budget is read where
-//   it lies, as without a plan, so a model of gigabytes converts in the same small heap.
-// Unchanged tensor data is never read: the output keeps it as slices of the Files.
+// Reads ahead, in few large async reads, what the core will read of the picked files, so that
+// it finds the bytes in hand (the `held` option) instead of reading each range with a slow
+// FileReaderSync call: small files whole, others as planned by a dry run (the `plan` binding),
+// up to a memory budget; the rest is read where it lies, as before (README: the page's reads).
 /* exported readAhead, readsFor, READ_AHEAD */
 
 const READ_AHEAD = {
-  budget: 256 * 2 ** 20,  // bytes held at most, as the wasm heap's bound in the page tests
-  whole: 16 * 2 ** 20,    // files of at most this much together are read whole, without a plan
+  budget: 256 * 2 ** 20,  // bytes held at most
+  whole: 16 * 2 ** 20,    // files this small together are read whole: cheaper than a plan
 };
 
-// The planned ranges [{file, offset, length}] as reads: overlapping and touching ranges of a file
-// joined, in file order, cut to `budget` bytes in all (the first ranges of each file first).
+// Planned ranges [{file, offset, length}] as reads: those of a file that overlap or touch joined,
+// in file order, cut to `budget` bytes in all.
 function readsFor(ranges, budget) {
   const byFile = new Map();
   for (const r of ranges) {
@@ -44,36 +36,29 @@ function readsFor(ranges, budget) {
   return reads;
 }
 
-// `input` (a File, or bytes) and `files` (its data files by name) as the core will read them with
-// `options`: a Map of the ranges read, File -> [{offset, bytes}] sorted by offset (the `held`
-// option), or undefined when there is nothing to read ahead. `plan(options)` calls the binding;
-// `profile` gets what this cost.
+// `held` for the core: File -> [{offset, bytes}] sorted by offset, or undefined. `plan()` calls
+// the binding; `profile` gets what this cost.
 async function readAhead(input, files, plan, profile) {
   const started = performance.now();
   const blobs = [input, ...files.values()].filter((f) => f instanceof Blob);
   const total = blobs.reduce((sum, f) => sum + f.size, 0);
-  Object.assign(profile, { planMs: 0, planReads: 0, reads: 0, bytes: 0, ms: 0 });
+  Object.assign(profile, { planMs: 0, reads: 0, bytes: 0, ms: 0 });
   if (!blobs.length) return undefined;
   const held = new Map();
-  const hold = (file, offset, bytes) => {
-    if (!held.has(file)) held.set(file, []);
-    held.get(file).push({ offset, bytes });
-  };
+  const hold = (file, offset, bytes) => held.set(file, [...held.get(file) ?? [], { offset, bytes }]);
   let reads;
   if (total <= READ_AHEAD.whole) {
     reads = blobs.map((file) => ({ file, offset: 0, length: file.size }));
   } else {
     const planned = plan();
     profile.planMs = performance.now() - started;
-    if (planned.error !== undefined) return undefined;  // the conversion says why, in its words
-    profile.planReads = planned.profile.reads;
+    if (planned.error !== undefined) return undefined;  // the conversion will say why
     for (const { file, offset, bytes } of planned.read) hold(file, offset, bytes);
     reads = readsFor(planned.ranges, READ_AHEAD.budget);
   }
   const readStarted = performance.now();
   await Promise.all(reads.map(async ({ file, offset, length }) => {
-    const whole = offset === 0 && length === file.size;
-    hold(file, offset, new Uint8Array(await (whole ? file : file.slice(offset, offset + length)).arrayBuffer()));
+    hold(file, offset, new Uint8Array(await file.slice(offset, offset + length).arrayBuffer()));
   }));
   for (const list of held.values()) list.sort((a, b) => a.offset - b.offset);
   Object.assign(profile, { reads: reads.length, bytes: reads.reduce((sum, r) => sum + r.length, 0),

@@ -1,9 +1,6 @@
 // The page's conversion worker: owns the WebAssembly module, so the page never freezes. The model
-// and its data files stay Files (Blobs) on disk: what the conversion needs of them is read ahead
-// in large asynchronous reads (read-ahead.js), up to a memory budget, and the core reads the rest
-// of the ranges it needs through FileReaderSync (synchronous reads are allowed in a worker); the
-// downloads are Blobs whose unchanged ranges are slices of those Files -- neither the input nor
-// the output is ever whole in memory unless it is small.
+// and its data files stay Files (Blobs) on disk: what the core will read of them is read ahead
+// (read-ahead.js), and the downloads are Blobs whose unchanged ranges are slices of those Files.
 // Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', model (a File, or
 // bytes), name, files, options} and {type: 'convert', options}. `files` are an external-data
 // model's data files by name, matched to its tensors' `location`s. Out: ready; progress {stage,
@@ -66,16 +63,15 @@ function run(options, name, onProgress, held) {
   return result;
 }
 
-// Where the last conversion's time went, for bench/page.mjs (which reads it in this worker) and a
-// curious developer: each core stage with the reads made in it, then the output's parts, the
-// descriptions parsed and the Blobs made. Times are ms since the worker got the message.
+// The last conversion's profile, read by bench/page.mjs: ms since the message came.
 self.profile = null;
 
 async function convert(options, received) {
   const started = performance.now();
   const stages = [];
-  const onProgress = ({ stage, fraction, reads }) => {
-    stages.push({ stage, at: performance.now() - received, reads });
+  const counts = module.profile = { reads: 0, readBytes: 0, readMs: 0, held: 0, heldBytes: 0, blobs: 0, blobMs: 0 };
+  const onProgress = ({ stage, fraction }) => {
+    stages.push({ stage, at: performance.now() - received, counts: { ...counts } });
     post({ type: 'progress', stage, fraction });
   };
   // A data file's name is written into the model, so it must be the name it downloads as. That
@@ -85,6 +81,7 @@ async function convert(options, received) {
   const ahead = {};
   // Held only for this conversion: the next one reads again rather than keep the bytes.
   const held = await readAhead(input, files, () => guarded(() => module.plan(input, coreOptions(options, name))), ahead);
+  const planned = { ...counts };
   let result = run(options, name, onProgress, held);
   let report = JSON.parse(result.report);
   const matched = options.skipMatches.filter((id) => report.matches.some((m) => m.id === id));
@@ -108,7 +105,7 @@ async function convert(options, received) {
   });
   self.profile = {
     receivedAt: performance.timeOrigin + received, started: started - received, ahead, stages, converted,
-    parts: result.profile, blobs, parsed, posted: performance.now() - received,
+    planned, counts, blobs, parsed, posted: performance.now() - received,
   };
 }
 
@@ -128,8 +125,7 @@ async function handle(data, received) {
   }
 }
 
-// One message at a time, in order: a conversion waits for its reads ahead, and a message arriving
-// meanwhile must not start another on the same module.
+// One message at a time: none may start a conversion while one waits for its reads.
 let queue = Promise.resolve();
 self.onmessage = ({ data }) => {
   const received = performance.now();
