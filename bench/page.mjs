@@ -123,6 +123,7 @@ async function describeMs(model) {
     if (r.error) throw new Error(r.error);
     return performance.now() - started;
   };
+  time(true);  // compiled and warm before timing
   const runs = { with: [], without: [] };
   for (let i = 0; i < repeats; ++i) {
     runs.with.push(time(true));
