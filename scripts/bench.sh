@@ -69,3 +69,7 @@ echo "the page, file pick to done"
 vgg=$CACHE/bench/vgg11_bn.onnx
 [[ -f "$vgg" ]] || /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" bench "$CACHE/bench" vgg11_bn
 node "$ROOT/bench/page.mjs" "$ROOT/build/web" "$repeats" "$vgg" "$resnet50"
+
+echo
+echo "the check of ResNet-50, Node CLI and page side by side (issue 20)"
+node "$ROOT/bench/check.mjs" "$ROOT/build/web" "$repeats" "$resnet50"

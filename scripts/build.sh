@@ -30,4 +30,10 @@ cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROO
 cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
 # The graph view's layout library: its browser build, from node_modules (installed by setup.sh).
 cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"
+# The check: the comparison the Node package uses too, and onnxruntime-web's CPU build (one
+# thread, no WebGPU), loaded only when "Check" is pressed.
+cp "$ROOT/wasm/check.mjs" "$ROOT/build/web/"
+mkdir -p "$ROOT/build/web/ort"
+cp "$ROOT/node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs" \
+   "$ROOT/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm" "$ROOT/build/web/ort/"
 log "built: build/native/onnx-lattice, node wasm/cli.mjs, build/web/"

@@ -60,10 +60,10 @@ if [[ ! -f "$PROTOBUF_WASM_BUILD/libprotobuf-lite.a" ]]; then
   emmake cmake --build "$PROTOBUF_WASM_BUILD" --target libprotobuf-lite -j"$(nproc)" >/dev/null
 fi
 
-# npm packages: the page's layout library always (build.sh copies it into build/web), the test
+# npm packages: the page's layout library and the check's runtime always (build.sh copies it into build/web), the test
 # tools with --test. A checkout that has the test tools keeps them: `npm ci --omit=dev` would
 # delete them.
-npm_needed=(@dagrejs/dagre)
+npm_needed=(@dagrejs/dagre onnxruntime-web)
 (( want_test )) && npm_needed+=(playwright-core onnxruntime-node axe-core)
 for p in "${npm_needed[@]}"; do
   if [[ ! -d "$ROOT/node_modules/$p" ]]; then

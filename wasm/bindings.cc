@@ -329,6 +329,9 @@ class JsHost final : public lattice::Host {
   void out(std::string_view text) override { js_.call<void>("out", std::string(text)); }
   void err(std::string_view text) override { js_.call<void>("err", std::string(text)); }
   bool err_is_terminal() override { return js_.call<bool>("errIsTerminal"); }
+  // The Node CLI's host runs the check after run_cli returns (onnxruntime is asynchronous).
+  bool has_runtime() override { return js_.hasOwnProperty("requestCheck"); }
+  void request_check(std::string request_json) override { js_.call<void>("requestCheck", request_json); }
 
  private:
   static std::optional<lattice::Error> failed(const val& r) {

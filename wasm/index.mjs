@@ -1,6 +1,7 @@
 // The Node.js API: createConverter() -> { convert, inspect, describe, patterns, hardware, version }.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { check } from './check_node.mjs';
 import { fsHost } from './fs_host.mjs';
 
 const require = createRequire(import.meta.url);
@@ -149,6 +150,8 @@ export async function createConverter() {
       if (typeof result !== 'string') throw new Error(result.error);
       return JSON.parse(result);
     },
+    // Runs both models in onnxruntime-node (in a worker thread) and compares them (check.mjs).
+    check,
     patterns: () => JSON.parse(module.catalogue()),
     hardware: () => JSON.parse(module.hardware()),
     version: module.version(),

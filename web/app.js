@@ -15,6 +15,7 @@ const ui = {
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
   download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), version: $('version'),
   graphSwitch: document.querySelector('[data-testid="graph-switch"]'), props: $('node-props'), graphHeading: $('graph-heading'),
+  check: $('check'), checkLayerwise: $('check-layerwise'), checkResult: $('check-result'),
 };
 
 let worker = null;
@@ -28,7 +29,8 @@ let focusAfter = null;  // the option control to give focus back to when the wor
 // What the user chose for this file, by match id: kept across target and fold switches and new
 // conversions, cleared when another file is loaded.
 let skipped = new Set();
-let current = null;  // {report, input, output, byName: {input: Map, converted: Map}}
+let current = null;  // {report, input, output, byName: {input: Map, converted: Map}, model, data, name, check}
+let inputModel = null, inputFiles = {};  // the picked model and its data files, for the check
 let drawing = null;  // the graph being drawn (a promise)
 
 const graph = new GraphView({
@@ -45,6 +47,7 @@ function startWorker() {
     if (data.type === 'ready' && !picked) setStatus('Ready: choose a model, or try the sample.');
     if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
     if (data.type === 'result') showResult(data);
+    if (data.type === 'twin') twinArrived?.(data);
     if (data.type === 'error') showError(data.message);
   };
   worker.onerror = (e) => {
@@ -68,7 +71,7 @@ function showProgress(stage, fraction) {
 // the progress box, and on to the result heading (or the error) when the work ends.
 function busy(on) {
   working = on;
-  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fold, ui.layout];
+  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fold, ui.layout, ui.check, ui.checkLayerwise];
   if (on && ticker === null) {
     busySince ??= performance.now();
     ui.progressBox.hidden = false;
@@ -119,6 +122,8 @@ function load(name, model, dataFiles = []) {
   }
   modelName = name.replace(/\.onnx$/i, '') || 'model';
   skipped = new Set();
+  inputModel = model;
+  inputFiles = Object.fromEntries(dataFiles.map((f) => [f.name, f]));
   busySince = performance.now();  // the status's time runs from the pick
   showProgress(`reading ${name}`, 0);
   send({ type: 'load', model, name: modelName, files: Object.fromEntries(dataFiles.map((f) => [f.name, f])), options: options() });
@@ -179,6 +184,8 @@ function renderPlan(report) {
       for (const w of warnings) list.append(text('li', w.message, 'warn'));
       body.append(list);
     }
+    const change = current.changes?.get(m.id);
+    if (change) body.append(text('div', change, 'check-change'));
     body.append(showButton(m.id, () => revealMatch(m)));
     row.append(box, head, body);
     row.addEventListener('click', (e) => {
@@ -285,9 +292,16 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
   // it goes to the panel's heading, which now names the node shown.
   const hadFocus = ui.props.contains(document.activeElement);
   graph.select(name);
-  renderProps(ui.props, node, current.report, view, revealMatch);
+  renderProps(ui.props, node, current.report, view, revealMatch, current.changes);
   if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
   if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
+}
+
+// The report as downloaded: with the check's results once it has run (JSON has no Infinity: the
+// check module writes it as a string, as Python's json does).
+function offerReport(finiteForJson = (x) => x) {
+  const report = current.check ? { ...current.report, check: current.check } : current.report;
+  offer(ui.downloadReport, new Blob([JSON.stringify(finiteForJson(report), null, 2)], { type: 'application/json' }), `${current.name}.report.json`);
 }
 
 function showResult({ report, name, model, data, input, output, ms, heapBytes }) {
@@ -295,8 +309,9 @@ function showResult({ report, name, model, data, input, output, ms, heapBytes })
   busy(false);
   for (const url of objectUrls) URL.revokeObjectURL(url);
   objectUrls = [];
-  current = { report, input, output, byName: { input: new Map(input.nodes.map((n) => [n.name, n])),
+  current = { report, input, output, model, data, name, check: null, byName: { input: new Map(input.nodes.map((n) => [n.name, n])),
     converted: new Map(output.nodes.map((n) => [n.name, n])) } };
+  ui.checkResult.hidden = true;
   ui.results.hidden = false;
   ui.convert.disabled = false;
   ui.version.textContent = report.tool.version;
@@ -311,7 +326,7 @@ function showResult({ report, name, model, data, input, output, ms, heapBytes })
   // Two files: the model names its data file, which must sit beside it under this name.
   ui.downloadData.hidden = !data;
   if (data) offer(ui.downloadData, data, `${name}.onnx.data`);
-  offer(ui.downloadReport, new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }), `${name}.report.json`);
+  offerReport();
   const applied = report.matches.filter((m) => m.applied).length;
   setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
     `${report.matches.length} matches applied, ${report.warnings.length} warnings, ` +
@@ -320,6 +335,73 @@ function showResult({ report, name, model, data, input, output, ms, heapBytes })
   // to the result.
   (focusAfter ?? ui.heading).focus();
   drawGraph();
+}
+
+// The check's fold-only twin comes from the conversion worker (it holds the module and the input).
+let twinArrived = null;
+function makeTwin() {
+  return new Promise((resolve, reject) => {
+    twinArrived = (data) => {
+      twinArrived = null;
+      if (data.message) reject(new Error(data.message)); else resolve(data);
+    };
+    worker.postMessage({ type: 'twin', options: options() });
+  });
+}
+
+// "Check": the input, the converted model and the fold-only twin in onnxruntime-web, in a worker of
+// its own that is ended afterwards (its memory goes back). A model the runtime cannot hold is
+// refused before anything loads.
+async function check() {
+  ui.checkResult.hidden = true;  // until this check's result is in
+  // Loaded on first use, as the runtime is: none of it weighs on the page's first load.
+  const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, runtimePeak } = await import('./check-panel.js');
+  const { report } = current;
+  const dataBytes = Object.values(inputFiles).reduce((n, f) => n + f.size, 0);
+  const peak = runtimePeak(report.input.bytes + dataBytes, current.input);
+  if (peak > CHECK_MEMORY_LIMIT) {
+    renderCheck(ui.checkResult, { refused: peak });
+    return;
+  }
+  const started = performance.now();
+  busySince = started;
+  setStatus('Checking…');
+  busy(true);
+  let checker = null;
+  try {
+    showProgress('making the fold-only twin', 0);
+    const twin = await makeTwin();
+    const result = await new Promise((resolve, reject) => {
+      checker = new Worker('check-worker.js', { type: 'module' });
+      checker.onmessage = ({ data }) => {
+        if (data.type === 'progress') showProgress(data.stage, data.fraction);
+        if (data.type === 'result') resolve(data.check);
+        if (data.type === 'error') reject(new Error(data.message));
+      };
+      checker.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || 'the check worker stopped')); };
+      const dataFile = current.data ? { [`${current.name}.onnx.data`]: current.data } : {};
+      checker.postMessage({
+        original: { model: inputModel, files: inputFiles, description: current.input },
+        candidate: { model: current.model, files: dataFile, description: current.output },
+        twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
+        options: { layerwise: ui.checkLayerwise.checked, inputShapes: report.input_shapes },
+        conversion: report, twinConversion: twin.report,
+      });
+    });
+    current.check = result;
+    current.changes = new Map((result.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));
+    busy(false);
+    renderCheck(ui.checkResult, { check: result, ms: performance.now() - started });
+    setStatus(`Checked in ${Math.round(performance.now() - started)} ms.`);
+    offerReport(finiteForJson);
+    renderPlan(report);
+  } catch (e) {
+    busy(false);
+    renderCheck(ui.checkResult, { error: e.message });
+    setStatus('The check could not run.');
+  } finally {
+    checker?.terminate();
+  }
 }
 
 // Everything the page needs is fetched now, so it keeps working offline once loaded: the
@@ -348,6 +430,7 @@ ui.sample.addEventListener('click', async () => {
   }
 });
 ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
+ui.check.addEventListener('click', check);
 for (const control of [ui.target, ui.fold, ui.layout]) {
   control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
 }

@@ -80,9 +80,10 @@ export function renderAudit(container, unsupported, onShow) {
   }
 }
 
-// The properties of one node, and the matches, warnings and audit entries that concern it.
+// The properties of one node, and the matches, warnings and audit entries that concern it, and
+// what the layerwise check measured of its rewrites (`changes`: match id -> the sentence).
 // onShowMatch(match): "Show in graph" beside one of them.
-export function renderProps(aside, node, report, view, onShowMatch) {
+export function renderProps(aside, node, report, view, onShowMatch, changes = new Map()) {
   const heading = el('h3', 'Properties');
   heading.id = 'props-heading';
   heading.tabIndex = -1;
@@ -112,6 +113,8 @@ export function renderProps(aside, node, report, view, onShowMatch) {
     entry(dl, 'Matches', ul);
   }
   const ids = new Set(matches.map((m) => m.id));
+  const measured = [...ids].filter((id) => changes.has(id)).map((id) => changes.get(id));
+  if (measured.length) entry(dl, 'Check', list(measured));
   const warnings = report.warnings.filter((w) => ids.has(w.match_id) || w.node === node.name);
   if (warnings.length) entry(dl, 'Warnings', list(warnings.map((w) => w.message)));
   const audit = report.unsupported.filter((u) => u.node === node.name);

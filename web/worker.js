@@ -6,6 +6,7 @@
 // model's data files by name, matched to its tensors' `location`s. Out: ready; progress {stage,
 // fraction} as the core reports each stage; result {report, name, model, data (Blobs; data null
 // for one file), input, output (the graph descriptions), ms, heapBytes}; error {message}.
+// {type: 'twin', options} makes the check's fold-only twin: twin {model, data, description, report}.
 /* global OnnxLattice, importScripts, readAhead */
 importScripts('onnx_lattice.js', 'read-ahead.js');
 
@@ -49,6 +50,8 @@ function variantName(options, skipped) {
   if (skipped.length) name += `.skip-${shortHash(skipped)}`;
   return name;
 }
+
+const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
 
 // The core's options: the page keeps skips across target switches and shows those that no
 // longer match.
@@ -94,7 +97,6 @@ async function convert(options, received) {
   }
   const converted = performance.now() - received;
   // The parts are new bytes and slices of the picked files; an unchanged model is the input.
-  const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
   const model = blob(result.model ?? [input]), data = result.data ? blob(result.data) : null;
   const blobs = performance.now() - received;
   const inputDescription = JSON.parse(result.inputDescription), outputDescription = JSON.parse(result.description);
@@ -109,6 +111,15 @@ async function convert(options, received) {
   };
 }
 
+// The check's fold-only twin: the conversion's folds (and skips of them), no conversion pattern.
+function twin(options) {
+  const result = run({ ...options, target: 'none' }, 'twin');
+  post({
+    type: 'twin', model: blob(result.model ?? [input]), data: result.data ? blob(result.data) : null,
+    description: JSON.parse(result.description), report: JSON.parse(result.report),
+  });
+}
+
 async function handle(data, received) {
   try {
     await ready();
@@ -119,9 +130,10 @@ async function handle(data, received) {
       files = new Map(Object.entries(data.files ?? {}));
     }
     if (!input) throw new Error('no model loaded');
+    if (data.type === 'twin') return twin(data.options);
     await convert(data.options, received);
   } catch (e) {
-    post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+    post({ type: data.type === 'twin' ? 'twin' : 'error', message: e instanceof Error ? e.message : String(e) });
   }
 }
 

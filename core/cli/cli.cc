@@ -3,6 +3,7 @@
 #include <optional>
 #include <span>
 
+#include "core/cli/check_request.h"
 #include "core/cli/data_files.h"
 #include "core/cli/files.h"
 #include "core/convert.h"
@@ -19,9 +20,13 @@ constexpr std::string_view kConvertUsage = R"(  onnx-lattice convert IN.onnx -o 
                        [--no-fold-bn] [--only P1,P2] [--skip P3] [--skip-match ID,...]
                        [--report REPORT.json|-] [--dry-run] [--quiet] [--external-data|--inline]
                        [--input-shape NAME:1,3,640,640 ...]
+                       [--check [--layerwise] [--seed N] [--input-range LO,HI] [--rtol R] [--atol A]]
 )";
 constexpr std::string_view kInspectUsage =
     "  onnx-lattice inspect IN.onnx [--target ...] [--no-fold-bn] [--only ...] [--skip ...] [--input-shape ...] [--json]\n";
+constexpr std::string_view kCheckUsage =
+    "  onnx-lattice check ORIGINAL.onnx CANDIDATE.onnx [--json] [--layerwise] [--seed N] [--input-range LO,HI]\n"
+    "                     [--rtol R] [--atol A] [--input-shape NAME:1,3,640,640 ...]   (Node CLI only)\n";
 constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]\n";
 constexpr std::string_view kHardwareUsage =
     "  onnx-lattice hardware [--json]        the hardware table, with the source of each row\n";
@@ -31,10 +36,14 @@ constexpr std::string_view kExitStatus =
 std::string usage(std::string_view command = "") {
   if (command == "convert") return fmt::format("usage:\n{}{}", kConvertUsage, kExitStatus);
   if (command == "inspect") return fmt::format("usage:\n{}{}", kInspectUsage, kExitStatus);
+  if (command == "check") {
+    return fmt::format("usage:\n{}\nexit status: 0 every comparable output within the tolerance, 1 not (or a model does "
+                       "not load or run), 2 usage error\n\nIn the native CLI: {}.\n", kCheckUsage, kNoRuntime);
+  }
   if (command == "patterns") return fmt::format("usage:\n{}", kPatternsUsage);
   if (command == "hardware") return fmt::format("usage:\n{}", kHardwareUsage);
-  return fmt::format("usage:\n{}{}{}{}  onnx-lattice --version | --help\n{}", kConvertUsage, kInspectUsage,
-                     kPatternsUsage, kHardwareUsage, kExitStatus);
+  return fmt::format("usage:\n{}{}{}{}{}  onnx-lattice --version | --help\n{}", kConvertUsage, kInspectUsage,
+                     kCheckUsage, kPatternsUsage, kHardwareUsage, kExitStatus);
 }
 
 struct UsageError {
@@ -46,7 +55,9 @@ struct Command {
   std::string name;
   bool help = false;
   std::string input, output, report_path;
+  std::string candidate;  // check's second model
   Options options;
+  CheckFlags check;
   bool json = false, quiet = false;
 };
 
@@ -65,11 +76,12 @@ std::vector<std::string> split_list(const std::string& value) {
 std::optional<UsageError> parse(const std::vector<std::string>& args, Command& cmd) {
   if (args.empty()) return UsageError{"no command given"};
   cmd.name = args[0];
-  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "patterns" && cmd.name != "hardware") {
+  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "check" && cmd.name != "patterns" &&
+      cmd.name != "hardware") {
     return UsageError{fmt::format("unknown command '{}'", cmd.name)};
   }
   // Which flags each command takes; a flag listed with a value consumes the next argument.
-  const bool convert = cmd.name == "convert", inspect = cmd.name == "inspect";
+  const bool convert = cmd.name == "convert", inspect = cmd.name == "inspect", check = cmd.name == "check";
   for (size_t i = 1; i < args.size(); ++i) {
     std::string flag = args[i];
     std::optional<std::string> inline_value;
@@ -83,6 +95,11 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       return args[++i];
     };
     std::optional<std::string> v;
+    if (check || convert) {
+      auto taken = parse_check_flag(flag, value, cmd.check);
+      if (!taken) return UsageError{taken.error().message};
+      if (*taken) continue;
+    }
     if ((flag == "--help" || flag == "-h") && !inline_value) {
       cmd.help = true;
       return std::nullopt;
@@ -104,7 +121,9 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
     } else if (flag == "--skip-match" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--skip-match needs match ids"};
       for (auto& id : split_list(*v)) cmd.options.skip_matches.push_back(id);
-    } else if (flag == "--input-shape" && (convert || inspect)) {
+    } else if (flag == "--check" && !inline_value && convert) {
+      cmd.check.requested = true;
+    } else if (flag == "--input-shape" && (convert || inspect || check)) {
       if (!(v = value())) return UsageError{"--input-shape needs NAME:d0,d1,..."};
       auto pin = parse_input_shape(*v);
       if (!pin) return UsageError{pin.error().message};
@@ -121,17 +140,27 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       cmd.options.layout = layout;
     } else if (flag == "--quiet" && !inline_value && (convert)) {
       cmd.quiet = true;
-    } else if (flag == "--json" && !inline_value && (inspect || cmd.name == "patterns" || cmd.name == "hardware")) {
+    } else if (flag == "--json" && !inline_value && (inspect || check || cmd.name == "patterns" || cmd.name == "hardware")) {
       cmd.json = true;
     } else if (flag.starts_with("-") && flag != "-") {
       return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
-    } else if ((convert || inspect) && cmd.input.empty()) {
+    } else if ((convert || inspect || check) && cmd.input.empty()) {
       cmd.input = args[i];
+    } else if (check && cmd.candidate.empty()) {
+      cmd.candidate = args[i];
     } else {
       return UsageError{fmt::format("unexpected argument '{}'", args[i])};
     }
   }
   if ((convert || inspect) && cmd.input.empty()) return UsageError{"no input model given"};
+  if (check && cmd.candidate.empty()) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
+  if (convert && !cmd.check.requested && cmd.check.any_given()) {
+    return UsageError{"--layerwise, --seed, --input-range, --rtol and --atol are the check's: add --check"};
+  }
+  if (check) cmd.check.requested = true;
+  if (cmd.check.requested && convert && (cmd.options.dry_run || cmd.output == "-")) {
+    return UsageError{"--check runs the converted model, so it needs -o FILE (not -, nor --dry-run)"};
+  }
   if (convert && cmd.output.empty() && !cmd.options.dry_run) {
     return UsageError{"convert needs -o OUT.onnx (or --dry-run)"};
   }
@@ -154,6 +183,13 @@ class Runner {
     }
     if (cmd_.name == "hardware") {
       host_.out(cmd_.json ? hardware_json().dump() : hardware_text());
+      return kExitOk;
+    }
+    // Said before any work: a conversion the check cannot follow is not worth starting.
+    if (cmd_.check.requested && !host_.has_runtime()) return usage_error(std::string(kNoRuntime));
+    if (cmd_.name == "check") {
+      host_.request_check(check_request("check", cmd_.input, cmd_.candidate, cmd_.check, cmd_.options, "", nullptr,
+                                        cmd_.json).dump(false));
       return kExitOk;
     }
     // Where the outputs go is checked before the model is read: a wrong path is a usage error,
@@ -233,7 +269,14 @@ class Runner {
     auto written = write_together(host_, outputs);
     clear_progress();
     if (!written) return reject(written.error().message);
-    if (cmd_.report_path == "-") host_.out(json);
+    // With a check, the host writes the report out again with the check in it, and prints it.
+    if (cmd_.check.requested) {
+      Json full = report.to_json();
+      host_.request_check(check_request("convert", cmd_.input, cmd_.output, cmd_.check, cmd_.options, cmd_.report_path,
+                                        &full).dump(false));
+    } else if (cmd_.report_path == "-") {
+      host_.out(json);
+    }
     if (!cmd_.quiet && cmd_.report_path != "-") {
       // With the model on standard output, the summary goes to standard error.
       std::string summary = format_summary(report, cmd_.input, cmd_.options.dry_run ? "" : cmd_.output);

@@ -61,6 +61,11 @@ class Host {
   virtual void out(std::string_view text) = 0;
   virtual void err(std::string_view text) = 0;
   virtual bool err_is_terminal() = 0;
+  // The check (core/cli/check_request.h) needs a runtime to run models in: the Node CLI has one
+  // (onnxruntime-node) and runs the request once the command line's work is done; the native CLI
+  // has none.
+  virtual bool has_runtime() { return false; }
+  virtual void request_check(std::string request_json) { (void)request_json; }
 };
 
 }  // namespace lattice

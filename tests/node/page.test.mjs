@@ -341,6 +341,12 @@ test('a 4.2 GiB external-data model converts in the page to the CLI\'s two files
       const data = await downloadFile(page, 'download-data');
       assert.equal(data.name, 'huge.lattice.onnx.data');
       await sameFile(data.path, `${expected}.data`);
+      // onnxruntime-web (32-bit) could not hold it: the check says so before loading anything.
+      const before = requests.length;
+      await page.click('[data-testid="check"]');
+      await page.waitForSelector('[data-testid="check-result"][data-refused="true"]');
+      assert.match(await page.textContent('[data-testid="check-result"]'), /too large to check in the browser: .* Check it with the Node CLI/);
+      assert.deepEqual(requests.slice(before).filter((u) => u.includes('/ort/')), [], 'the runtime was not loaded');
       console.log(`# ${gib(`${model}.data`)} of external data: page ${ms} ms from pick to report, wasm heap ${mib(heap)}`);
     },
   });
@@ -1066,4 +1072,78 @@ test('axe-core finds no serious or critical violation after a conversion', async
   assert.deepEqual(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.length}) ${v.nodes.slice(0, 2).map((n) => n.target).join(' ')}`), []);
   console.log(`# axe-core: ${results.passes.length} rules pass, ${results.violations.length} violations, none serious or critical`);
   await context.close();
+});
+
+// --- The check (issue 20) ------------------------------------------------------------------------
+
+// Presses "Check" (layer by layer if asked) and waits for the result panel; returns its dataset.
+async function runCheckInPage(page, { layerwise = false } = {}) {
+  if (layerwise) await page.check('[data-testid="check-layerwise"]');
+  await page.click('[data-testid="check"]');
+  await page.waitForFunction(() => {
+    const box = document.querySelector('[data-testid="check-result"]');
+    return !box.hidden && box.textContent.length > 0;
+  }, null, { timeout: 300_000, polling: 250 });
+  return page.$eval('[data-testid="check-result"]', (box) => ({ ...box.dataset, text: box.textContent }));
+}
+
+test('the check runs in the page: the fold-only twin agrees, the converted model runs, the report carries both', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  const result = await runCheckInPage(page);
+  assert.equal(result.foldPass, 'true', result.text);
+  assert.equal(result.convertedRuns, 'true', result.text);
+  assert.match(result.text, /folding changed no output by more than/);
+  assert.match(result.text, /the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected, retrain/);
+  assert.match(result.text, /onnxruntime-web 1\.\d+\.\d+/);
+  const { check } = await pageReport(page);
+  assert.equal(check.fold_only.schema, 'onnx-lattice-check/1');
+  assert.equal(check.fold_only.pass, true);
+  assert.equal(check.converted.pass, false);
+  // The same seed and the same inputs as the Node CLI's check: the two runtimes agree on the input model.
+  const nodeCheck = await api.check(join(SITE, 'sample.onnx'), join(SITE, 'sample.onnx'));
+  assert.equal(nodeCheck.runtime.name, 'onnxruntime-node');
+  assert.deepEqual(check.converted.outputs[0].stats_original.min.toFixed(4), nodeCheck.outputs[0].stats_original.min.toFixed(4));
+
+  // Layer by layer: each applied rewrite's plan row says how much it changed at its output.
+  const layered = await runCheckInPage(page, { layerwise: true });
+  assert.equal(layered.foldPass, 'true');
+  const changes = await page.$$eval('[data-testid="match-row"] .check-change', (rows) => rows.map((r) => r.textContent));
+  assert.ok(changes.length > 0, 'per-rewrite figures in the plan');
+  for (const c of changes) assert.match(c, /^Check: changes its output '.+' by up to [\d.e-]+ \([\d.e-]+ already entering it\)$/);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+test('the check of ResNet-50 in the page', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
+  const { page, context } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', join(ZOO, 'resnet50.onnx'));
+  await waitDone(page);
+  const started = Date.now();
+  const result = await runCheckInPage(page);
+  assert.equal(result.foldPass, 'true', result.text);
+  assert.equal(result.convertedRuns, 'true', result.text);
+  console.log(`# ResNet-50 checked in the page (fold-only twin and converted model) in ${Date.now() - started} ms`);
+  await context.close();
+});
+
+test('an external-data model is checked in the page with its data file', async () => {
+  const ext = join(dir, 'check-ext');
+  const made = spawnSync('/usr/bin/python3', [join(FIXTURES, 'make_external.py'), FIXTURES, ext], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  const model = join(ext, 'one/resnet_stem/resnet_stem.onnx');
+  const { page, context } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', [model, `${model}.data`]);
+  assert.match(await waitDone(page), /^Done/);
+  assert.ok(await page.isVisible('[data-testid="download-data"]'), 'the converted model has a data file too');
+  const result = await runCheckInPage(page);
+  assert.equal(result.foldPass, 'true', result.text);
+  assert.equal(result.convertedRuns, 'true', result.text);
+  await context.close();
+});
+
+test('no request of the check left 127.0.0.1', () => {
+  assert.ok(requests.some((u) => u.includes('/ort/')), 'the runtime was loaded from this site');
+  assert.deepEqual(requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
 });

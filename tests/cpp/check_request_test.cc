@@ -1,0 +1,67 @@
+// The check's flags (core/cli/check_request.h): each value rule refuses the first value past it,
+// and the request carries what the runtime needs.
+#include <catch2/catch.hpp>
+
+#include "core/cli/check_request.h"
+
+namespace lattice {
+namespace {
+
+// parse_check_flag on FLAG with the value VALUE (nullopt: the command line ended).
+Result<bool> parse(std::string_view flag, std::optional<std::string> value, CheckFlags& check) {
+  return parse_check_flag(flag, [&] { return value; }, check);
+}
+
+TEST_CASE("check flags: values at and just past each rule's edge") {
+  CheckFlags c;
+  REQUIRE(parse("--seed", "0", c).value());
+  REQUIRE(parse("--seed", "4294967295", c).value());
+  CHECK(*c.seed == 4294967295.0);
+  CHECK_FALSE(parse("--seed", "4294967296", c));
+  CHECK_FALSE(parse("--seed", "-1", c));
+  CHECK_FALSE(parse("--seed", "1.5", c));
+  CHECK_FALSE(parse("--seed", "7x", c));
+  CHECK_FALSE(parse("--seed", std::nullopt, c));
+  REQUIRE(parse("--rtol", "0", c).value());
+  CHECK(*c.rtol == 0.0);
+  CHECK_FALSE(parse("--rtol", "-1e-9", c));
+  CHECK_FALSE(parse("--atol", "inf", c));
+  CHECK_FALSE(parse("--atol", "nan", c));
+  REQUIRE(parse("--input-range", "-1,1", c).value());
+  CHECK(c.input_range == std::pair{-1.0, 1.0});
+  auto equal = parse("--input-range", "1,1", c);
+  REQUIRE_FALSE(equal);
+  CHECK(equal.error().message == "--input-range needs LO,HI with LO < HI (e.g. -1,1), not '1,1'");
+  CHECK_FALSE(parse("--input-range", "0", c));
+  CHECK_FALSE(parse("--input-range", "0,", c));
+  CHECK_FALSE(c.layerwise);
+  REQUIRE(parse("--layerwise", std::nullopt, c).value());
+  CHECK(c.layerwise);
+  CHECK(c.any_given());
+}
+
+TEST_CASE("check flags: other flags are left to the command line") {
+  CheckFlags c;
+  auto taken = parse("--target", "lattice", c);
+  REQUIRE(taken);
+  CHECK_FALSE(*taken);
+  CHECK_FALSE(c.any_given());
+}
+
+TEST_CASE("check request: the options the runtime needs, the report when converting") {
+  CheckFlags c;
+  c.layerwise = true;
+  c.seed = 3;
+  Options o;
+  o.input_shapes.push_back({"images", {1, 3, 64, 64}});
+  Json bare = check_request("check", "a.onnx", "b.onnx", c, o, "", nullptr, true);
+  CHECK(bare.dump(false) ==
+        R"({"command":"check","original":"a.onnx","candidate":"b.onnx","json":true,"options":{"inputShapes":{"images":[1,3,64,64]},"layerwise":true,"seed":3}})");
+  Json report = Json::object().set("schema", "onnx-lattice-report/1");
+  Json converting = check_request("convert", "a.onnx", "b.onnx", CheckFlags{}, Options{}, "r.json", &report);
+  CHECK(converting.dump(false) ==
+        R"({"command":"convert","original":"a.onnx","candidate":"b.onnx","json":false,"options":{"inputShapes":{},"layerwise":false},"report":{"schema":"onnx-lattice-report/1"},"report_path":"r.json"})");
+}
+
+}  // namespace
+}  // namespace lattice

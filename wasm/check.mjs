@@ -1,0 +1,402 @@
+// The check: runs an original model and a candidate (the converted model, or any model with the
+// same graph inputs) on the same seeded random inputs in onnxruntime, and compares their outputs
+// (schema onnx-lattice-check/1). One module for every shell: the Node package runs it in a worker
+// thread with onnxruntime-node (check_node.mjs), the page in a worker with onnxruntime-web
+// (web/check-worker.js). It imports nothing: the caller hands it the runtime.
+//
+// A model is {bytes, externalData: [{path, data}], description}: the model file, its data files
+// by `location`, and what the converter's describe() says of it (the graph inputs to feed, and
+// for the layerwise comparison the tensors each node computes, in topological order).
+
+export const CHECK_SCHEMA = 'onnx-lattice-check/1';
+// onnxsim's: numpy.allclose per element, |Δ| ≤ atol + rtol·|original|.
+export const DEFAULT_TOLERANCE = Object.freeze({ rtol: 1e-4, atol: 1e-5 });
+export const DEFAULT_INPUT_RANGE = Object.freeze([-1, 1]);
+
+// The code of every error the check throws for a caller's mistake (bad options, an unpinned
+// dimension, models whose inputs differ); failures of a model to load or run are reported in the
+// check's `error` instead, since they are what the check is for.
+export const CHECK_OPTIONS_ERROR = 'ERR_ONNX_LATTICE_OPTIONS';
+
+function optionsError(message) {
+  return Object.assign(new Error(message), { code: CHECK_OPTIONS_ERROR });
+}
+
+// ONNX element type names (as describe() gives them) -> onnxruntime's tensor types and arrays.
+const ELEMENT = {
+  float: ['float32', Float32Array], double: ['float64', Float64Array], float16: ['float16', Uint16Array],
+  int8: ['int8', Int8Array], uint8: ['uint8', Uint8Array], int16: ['int16', Int16Array], uint16: ['uint16', Uint16Array],
+  int32: ['int32', Int32Array], uint32: ['uint32', Uint32Array], int64: ['int64', BigInt64Array],
+  uint64: ['uint64', BigUint64Array], bool: ['bool', Uint8Array],
+};
+const FLOATING = new Set(['float', 'double', 'float16']);
+
+// SplitMix32-style generator: the same numbers from the same seed in every JavaScript engine, so
+// a check run in the page and one run in Node feed identical inputs.
+function generator(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x9e3779b9) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return ((z ^ (z >>> 16)) >>> 0) / 2 ** 32;
+  };
+}
+
+// IEEE half precision bits of a double (round to nearest even), for float16 inputs.
+function toHalf(value) {
+  const f32 = new Float32Array([value]);
+  const bits = new Uint32Array(f32.buffer)[0];
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
+  let mantissa = bits & 0x7fffff;
+  if (exponent <= 0) {
+    if (exponent < -10) return sign;
+    mantissa = (mantissa | 0x800000) >> (1 - exponent);
+    return sign | ((mantissa + 0xfff + ((mantissa >> 13) & 1)) >> 13);
+  }
+  if (exponent >= 31) return sign | 0x7c00;
+  const half = sign | (exponent << 10) | (mantissa >> 13);
+  return half + (((mantissa & 0x1fff) + ((mantissa >> 13) & 1) > 0x1000) ? 1 : 0);
+}
+
+function fromHalf(bits) {
+  const exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff, sign = bits & 0x8000 ? -1 : 1;
+  if (exponent === 0) return sign * mantissa * 2 ** -24;
+  if (exponent === 31) return mantissa ? NaN : sign * Infinity;
+  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
+}
+
+// The dims to feed `input`: its declared shape with the pinned dims (inputShapes) in place of
+// symbolic or unknown ones. An unpinned dynamic dimension is the caller's to choose: an error
+// naming the input and the dimension.
+function dimsOf(input, inputShapes) {
+  const pinned = inputShapes?.[input.name];
+  if (pinned) {
+    if (!Array.isArray(pinned) || pinned.some((d) => !Number.isInteger(d) || d < 0)) {
+      throw optionsError(`the pinned shape of input '${input.name}' must be a list of non-negative integers`);
+    }
+    return pinned;
+  }
+  if (!Array.isArray(input.shape)) {
+    throw optionsError(`input '${input.name}' has no declared shape: pin it (--input-shape ${input.name}:d0,d1,… / inputShapes)`);
+  }
+  return input.shape.map((d, axis) => {
+    if (typeof d === 'number' && d >= 0) return d;
+    const which = d === '?' ? 'an unknown dimension' : `the dynamic dimension '${d}'`;
+    throw optionsError(`input '${input.name}' has ${which} (axis ${axis}): pin it, e.g. ` +
+      `--input-shape ${input.name}:${input.shape.map((x) => (typeof x === 'number' && x >= 0 ? x : 1)).join(',')}`);
+  });
+}
+
+// Seeded values for every graph input: uniform in [lo, hi) for floating point, zeros for integer
+// and bool inputs unless `inputValues` gives them. Returns {name: {type, dims, data}}.
+export function inputFeeds(inputs, { seed = 0, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {}, inputValues = {} } = {}) {
+  const next = generator(seed);
+  const [lo, hi] = inputRange;
+  const feeds = {};
+  for (const input of inputs) {
+    const element = ELEMENT[input.type];
+    if (!element) throw optionsError(`input '${input.name}' is of type ${input.type}, which the check cannot feed`);
+    const [type, TypedArray] = element;
+    const dims = dimsOf(input, inputShapes);
+    const count = dims.reduce((a, b) => a * b, 1);
+    const given = inputValues[input.name];
+    const wide = TypedArray === BigInt64Array || TypedArray === BigUint64Array;
+    let data;
+    if (given !== undefined) {
+      if (given.length !== count) throw optionsError(`the values given for input '${input.name}' are ${given.length}, its shape [${dims}] holds ${count}`);
+      data = TypedArray.from(given, (v) => (wide ? BigInt(v) : input.type === 'float16' ? toHalf(v) : v));
+    } else {
+      data = new TypedArray(count);  // zeros
+      if (FLOATING.has(input.type)) {
+        for (let i = 0; i < count; ++i) {
+          const v = lo + (hi - lo) * next();
+          data[i] = input.type === 'float16' ? toHalf(v) : v;
+        }
+      }
+    }
+    feeds[input.name] = { type, dims, data };
+  }
+  return feeds;
+}
+
+// A runtime's output as plain doubles (float16 decoded, integers widened).
+function valuesOf(tensor) {
+  const { data, type } = tensor;
+  if (type === 'float16' && data instanceof Uint16Array) return Float64Array.from(data, fromHalf);
+  if (data instanceof BigInt64Array || data instanceof BigUint64Array) return Float64Array.from(data, Number);
+  if (Array.isArray(data)) return null;  // strings
+  return data;
+}
+
+function statistics(values) {
+  let min = Infinity, max = -Infinity, sum = 0, squares = 0, finite = 0;
+  for (const v of values) {
+    if (!Number.isFinite(v)) continue;
+    finite += 1;
+    min = Math.min(min, v);
+    max = Math.max(max, v);
+    sum += v;
+    squares += v * v;
+  }
+  if (!finite) return { min: null, max: null, mean: null, std: null };
+  const mean = sum / finite;
+  return { min, max, mean, std: Math.sqrt(Math.max(0, squares / finite - mean * mean)) };
+}
+
+const count = (values, test) => {
+  let n = 0;
+  for (const v of values) if (test(v)) n += 1;
+  return n;
+};
+
+// The index of flat element `at` in `dims`.
+function indexOf(at, dims) {
+  const index = new Array(dims.length);
+  for (let axis = dims.length - 1; axis >= 0; --axis) {
+    index[axis] = dims[axis] ? at % dims[axis] : 0;
+    at = dims[axis] ? Math.floor(at / dims[axis]) : 0;
+  }
+  return index;
+}
+
+// One tensor of both models compared element by element. NaN against NaN and an infinity against
+// the same infinity count as equal (numpy's allclose with equal_nan); any other NaN or infinity
+// is a difference of Infinity. min_atol is the smallest atol that passes at the given rtol,
+// min_rtol the smallest rtol that passes at the given atol.
+export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOLERANCE) {
+  const a = valuesOf(original), b = valuesOf(candidate);
+  const entry = { name, dtype: original.type, shape_original: [...original.dims], shape_candidate: [...candidate.dims] };
+  const sameShape = entry.shape_original.length === entry.shape_candidate.length &&
+    entry.shape_original.every((d, i) => d === entry.shape_candidate[i]);
+  entry.comparable = Boolean(a && b && sameShape && original.type === candidate.type);
+  if (!entry.comparable) {
+    entry.pass = false;
+    entry.reason = !a || !b ? 'not numeric' : !sameShape ? 'the shape changed' : `the type changed to ${candidate.type}`;
+    if (a) entry.stats_original = statistics(a);
+    if (b) entry.stats_candidate = statistics(b);
+    return entry;
+  }
+  const { rtol, atol } = tolerance;
+  const n = a.length;
+  const diffs = new Float64Array(n);
+  let maxAbs = 0, maxAt = 0, sum = 0, maxRel = 0, minAtol = 0, minRtol = 0;
+  for (let i = 0; i < n; ++i) {
+    const x = a[i], y = b[i];
+    const same = x === y || (Number.isNaN(x) && Number.isNaN(y));
+    const d = same ? 0 : Math.abs(x - y);
+    const diff = Number.isNaN(d) ? Infinity : d;
+    diffs[i] = diff;
+    if (diff > maxAbs) { maxAbs = diff; maxAt = i; }
+    sum += diff;
+    const ref = Math.abs(x);
+    if (diff > 0) {
+      if (ref > 0) maxRel = Math.max(maxRel, diff / ref);
+      else maxRel = Infinity;
+      minAtol = Math.max(minAtol, diff - rtol * (Number.isFinite(ref) ? ref : 0));
+      if (diff > atol) minRtol = Math.max(minRtol, ref > 0 ? (diff - atol) / ref : Infinity);
+    }
+  }
+  diffs.sort();
+  Object.assign(entry, {
+    max_abs: maxAbs, max_abs_index: indexOf(maxAt, entry.shape_original), mean_abs: n ? sum / n : 0,
+    p99_abs: n ? diffs[Math.min(n - 1, Math.ceil(0.99 * n) - 1)] : 0, max_rel: maxRel,
+    nan: [count(a, Number.isNaN), count(b, Number.isNaN)],
+    inf: [count(a, (v) => v === Infinity || v === -Infinity), count(b, (v) => v === Infinity || v === -Infinity)],
+    min_atol: minAtol, min_rtol: minRtol,
+  });
+  entry.pass = minAtol <= atol;
+  entry.stats_original = statistics(a);
+  entry.stats_candidate = statistics(b);
+  return entry;
+}
+
+// JSON has no Infinity: the report says "Infinity" (as Python's json module writes it, quoted).
+export function finiteForJson(value) {
+  if (typeof value === 'number' && !Number.isFinite(value)) return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
+  if (Array.isArray(value)) return value.map(finiteForJson);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, finiteForJson(v)]));
+  return value;
+}
+
+// Protocol buffers merge a message field that appears twice, so a second `graph` (ModelProto
+// field 7) holding only `output`s (GraphProto field 12, ValueInfoProto with just a name) appended
+// to the model adds those graph outputs; onnxruntime infers their types. The model's own bytes
+// are not touched or re-serialised.
+export function withOutputs(bytes, names) {
+  if (!names.length) return bytes;
+  const encoder = new TextEncoder();
+  const varint = (n) => {
+    const out = [];
+    for (; n > 127; n = Math.floor(n / 128)) out.push((n % 128) | 128);
+    out.push(n);
+    return out;
+  };
+  const field = (number, payload) => [...varint(number * 8 + 2), ...varint(payload.length), ...payload];
+  const outputs = [];
+  for (const name of names) outputs.push(...field(12, field(1, [...encoder.encode(name)])));
+  const tail = Uint8Array.from(field(7, outputs));
+  const out = new Uint8Array(bytes.length + tail.length);
+  out.set(bytes);
+  out.set(tail, bytes.length);
+  return out;
+}
+
+// The tensors of the layerwise comparison: every node output of the candidate that a node of the
+// original also computes (same name), in the candidate's topological order, graph outputs left
+// out (they are compared anyway), with the node that computes it and the conversion's match whose
+// new node that is.
+export function layerTensors(original, candidate, conversion) {
+  const computed = new Set(original.nodes.flatMap((n) => n.outputs.map((o) => o.name)));
+  const graphOutputs = new Set([...original.outputs, ...candidate.outputs].map((o) => o.name));
+  const matchOf = new Map();
+  for (const m of conversion?.matches ?? []) if (m.applied) for (const n of m.new_nodes) matchOf.set(n, m.id);
+  const tensors = [];
+  for (const node of candidate.nodes) {
+    for (const { name } of node.outputs) {
+      if (!name || !computed.has(name) || graphOutputs.has(name)) continue;
+      const tensor = { tensor: name, node: node.name, op: node.op };
+      if (matchOf.has(node.name)) tensor.match_id = matchOf.get(node.name);
+      tensors.push(tensor);
+    }
+  }
+  return tensors;
+}
+
+// Per applied rewrite, the change measured where it hands its result on: the last compared
+// tensor its new nodes compute, and the largest change among the tensors its matched nodes read
+// (what it was given), so a figure inherited from upstream is told from one it introduced.
+// Sorted by the change at the output, largest first: the ranking "retraining recommended" asks for.
+export function rewriteChanges(layers, original, conversion) {
+  const byTensor = new Map(layers.map((l) => [l.tensor, l]));
+  const readers = new Map(original.nodes.map((n) => [n.name, n.inputs.map((i) => i.name)]));
+  const out = [];
+  for (const m of conversion?.matches ?? []) {
+    if (!m.applied) continue;
+    const mine = layers.filter((l) => l.match_id === m.id);
+    if (!mine.length) continue;
+    const last = mine[mine.length - 1];
+    const inputs = m.nodes.flatMap((n) => readers.get(n) ?? []).map((t) => byTensor.get(t)).filter(Boolean);
+    out.push({
+      match_id: m.id, pattern: m.pattern, tensor: last.tensor, max_abs: last.max_abs, max_rel: last.max_rel,
+      max_abs_in: inputs.length ? Math.max(...inputs.map((l) => l.max_abs)) : 0, pass: last.pass,
+    });
+  }
+  return out.sort((x, y) => y.max_abs - x.max_abs);
+}
+
+// Both graphs must take the same inputs (names, types, ranks, and dims where both are fixed: a
+// pinned conversion fixes what the original leaves symbolic): a check feeds them the same values.
+function sameInputs(original, candidate) {
+  const show = (i) => `${i.name}: ${i.type} [${Array.isArray(i.shape) ? i.shape.join(', ') : '?'}]`;
+  const fixed = (d) => typeof d === 'number' && d >= 0;
+  const agree = (a, b) => a.type === b.type && (!Array.isArray(a.shape) || !Array.isArray(b.shape) ||
+    (a.shape.length === b.shape.length && a.shape.every((d, axis) => !fixed(d) || !fixed(b.shape[axis]) || d === b.shape[axis])));
+  const theirs = new Map(candidate.inputs.map((i) => [i.name, i]));
+  const same = original.inputs.length === candidate.inputs.length &&
+    original.inputs.every((i) => theirs.has(i.name) && agree(i, theirs.get(i.name)));
+  if (!same) {
+    throw optionsError(`the two models take different inputs: ${original.inputs.map(show).join(', ')} against ${candidate.inputs.map(show).join(', ')}`);
+  }
+}
+
+function checkOptions(options) {
+  const { seed = 0, inputRange = DEFAULT_INPUT_RANGE, rtol = DEFAULT_TOLERANCE.rtol, atol = DEFAULT_TOLERANCE.atol } = options;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw optionsError('the seed must be an integer from 0 to 4294967295');
+  if (!Array.isArray(inputRange) || inputRange.length !== 2 || !inputRange.every(Number.isFinite) || !(inputRange[0] < inputRange[1])) {
+    throw optionsError('the input range must be two finite numbers LO < HI');
+  }
+  for (const [name, v] of [['rtol', rtol], ['atol', atol]]) {
+    if (!Number.isFinite(v) || v < 0) throw optionsError(`${name} must be a finite number ≥ 0`);
+  }
+  return { seed, inputRange: [...inputRange], tolerance: { rtol, atol } };
+}
+
+// Runs both models and compares them. `runtime`: {name, version, Tensor, session(bytes,
+// externalData) -> an onnxruntime InferenceSession}. `options`: seed, inputRange, rtol, atol,
+// inputShapes, inputValues, layerwise, conversion (the conversion's report, to name the match
+// behind each tensor). `onProgress(stage, fraction)`. Resolves to the check report; a model
+// that does not load or run is reported (pass false, `error`), not thrown.
+export async function checkModels(runtime, original, candidate, options = {}, onProgress = () => {}) {
+  const { seed, inputRange, tolerance } = checkOptions(options);
+  sameInputs(original.description, candidate.description);
+  const feeds = inputFeeds(original.description.inputs, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
+  const layers = options.layerwise ? layerTensors(original.description, candidate.description, options.conversion) : [];
+  const report = {
+    schema: CHECK_SCHEMA, runtime: { name: runtime.name, version: runtime.version }, seed, input_range: inputRange,
+    tolerance, pass: false, outputs: [], timings_ms: { load: 0, run: 0 },
+  };
+  const results = [];
+  for (const [which, model] of [['original', original], ['candidate', candidate]]) {
+    let stage = 'loading';
+    try {
+      onProgress(`loading the ${which} model`, results.length / 2);
+      let started = performance.now();
+      const session = await runtime.session(withOutputs(model.bytes, layers.map((l) => l.tensor)), model.externalData ?? []);
+      report.timings_ms.load += performance.now() - started;
+      stage = 'running';
+      onProgress(`running the ${which} model`, results.length / 2 + 0.25);
+      started = performance.now();
+      const tensors = Object.fromEntries(Object.entries(feeds).map(([name, f]) => [name, new runtime.Tensor(f.type, f.data, f.dims)]));
+      const outputs = await session.run(tensors);
+      report.timings_ms.run += performance.now() - started;
+      results.push(Object.fromEntries(Object.entries(outputs).map(([name, t]) => [name, { type: t.type, dims: t.dims, data: t.data }])));
+      await session.release?.();
+    } catch (e) {
+      report.error = `the ${which} model failed ${stage === 'loading' ? 'to load' : 'to run'} in ${runtime.name}: ${e?.message ?? e}`;
+      report.failed = which;
+      return report;
+    }
+  }
+  const [a, b] = results;
+  for (const { name } of original.description.outputs) {
+    if (!(name in b)) {
+      report.outputs.push({ name, dtype: a[name].type, shape_original: [...a[name].dims], shape_candidate: null, comparable: false, pass: false, reason: 'the candidate has no such output', stats_original: statistics(valuesOf(a[name]) ?? []) });
+      continue;
+    }
+    report.outputs.push(compareTensor(name, a[name], b[name], tolerance));
+  }
+  if (options.layerwise) {
+    report.layers = [];
+    for (const layer of layers) {
+      const entry = compareTensor(layer.tensor, a[layer.tensor], b[layer.tensor], tolerance);
+      if (!entry.comparable) continue;  // a tensor whose shape a rewrite changed: nothing to compare
+      report.layers.push({ ...layer, shape: entry.shape_original, max_abs: entry.max_abs, mean_abs: entry.mean_abs, max_rel: entry.max_rel, pass: entry.pass });
+    }
+    const failing = report.layers.find((l) => !l.pass);
+    if (failing) report.first_failing = failing.match_id ? { tensor: failing.tensor, match_id: failing.match_id } : { tensor: failing.tensor };
+    if (options.conversion) report.rewrites = rewriteChanges(report.layers, original.description, options.conversion);
+  }
+  const comparable = report.outputs.filter((o) => o.comparable);
+  report.pass = comparable.length > 0 && comparable.every((o) => o.pass);
+  onProgress('compared', 1);
+  return report;
+}
+
+// Whether a converted model introduces NaN or infinity where the original has none, per output.
+export function introducesNonFinite(check) {
+  return check.outputs.some((o) => (o.nan && o.nan[1] > o.nan[0]) || (o.inf && o.inf[1] > o.inf[0]) ||
+    (!o.comparable && o.stats_candidate && o.stats_original && o.stats_candidate.min === null && o.stats_original.min !== null));
+}
+
+const figure = (x) => (x === 0 ? '0' : Math.abs(x) >= 0.01 && Math.abs(x) < 1000 ? String(Number(x.toPrecision(2))) : x.toExponential(1));
+
+// A check's verdict in words, one line per output (the CLI's summary and the page's): `kind` is
+// 'fold_only' (must pass) or 'converted' (the Lattice rewrites change outputs by design).
+export function verdict(check, kind) {
+  if (check.error) return [check.error];
+  if (kind === 'fold_only') {
+    const worst = Math.max(0, ...check.outputs.filter((o) => o.comparable).map((o) => o.max_abs));
+    return [check.pass ? `folding changed no output by more than ${figure(worst)}` :
+      `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
+  }
+  return check.outputs.map((o) => {
+    if (!o.comparable) return `output '${o.name}': ${o.reason} (${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}); value statistics in the report`;
+    if (o.pass) return `output '${o.name}' is unchanged within the tolerance (max |Δ| ${figure(o.max_abs)})`;
+    const range = o.stats_original.max - o.stats_original.min;
+    const share = range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : '';
+    return `the Lattice rewrites change output '${o.name}' by up to ${figure(o.max_abs)}${share}: expected, retrain`;
+  });
+}

@@ -1,0 +1,63 @@
+// The check in Node (converter.check, the Node CLI's `check` and `convert --check`): the models
+// are handed to a worker thread (check_worker.mjs) that runs them in onnxruntime-node, an
+// optional peer dependency, so the caller's event loop never waits for the runtime.
+import { Worker } from 'node:worker_threads';
+
+const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
+
+// A model as the worker reads it: a path (its data files beside it), or bytes with the data files
+// of an external-data model by location ({model, dataFiles}, dataFiles a Map or an object).
+function sourceOf(model, label) {
+  if (typeof model === 'string') return { path: model };
+  const bytes = (x) => (x instanceof Uint8Array ? x : x instanceof ArrayBuffer ? new Uint8Array(x)
+    : ArrayBuffer.isView(x) ? new Uint8Array(x.buffer, x.byteOffset, x.byteLength) : null);
+  if (bytes(model)) return { bytes: bytes(model) };
+  if (model && typeof model === 'object' && bytes(model.model)) {
+    const files = model.dataFiles instanceof Map ? Object.fromEntries(model.dataFiles) : model.dataFiles ?? {};
+    const dataFiles = {};
+    for (const [location, data] of Object.entries(files)) {
+      if (!bytes(data)) throw coded(`the ${label} model's data file '${location}' must be a Uint8Array or an ArrayBuffer`, 'ERR_ONNX_LATTICE_OPTIONS');
+      dataFiles[location] = bytes(data);
+    }
+    return { bytes: bytes(model.model), dataFiles };
+  }
+  throw coded(`the ${label} model must be a file path, a Uint8Array or {model, dataFiles}`, 'ERR_ONNX_LATTICE_OPTIONS');
+}
+
+const KNOWN = ['seed', 'inputRange', 'rtol', 'atol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress'];
+
+// Runs the check in a worker: {report} for original vs candidate, and with `twin` the fold-only
+// twin's check too ({twin}). Rejects with a coded Error for a bad option, an unreadable file or
+// a missing runtime; a model that fails to load or run is in the report.
+export function runCheck({ original, candidate, twin = false }, options = {}) {
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.includes(key)) return Promise.reject(coded(`unknown check option '${key}' (known: ${KNOWN.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
+  }
+  const { onProgress, ...rest } = options;
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    return Promise.reject(coded('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS'));
+  }
+  let workerData;
+  try {
+    workerData = { original: sourceOf(original, 'original'), candidate: candidate === undefined ? undefined : sourceOf(candidate, 'candidate'), twin, options: rest };
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./check_worker.mjs', import.meta.url), { workerData });
+    let settled = false;
+    worker.on('message', (m) => {
+      if (m.type === 'progress') onProgress?.({ stage: m.stage, fraction: m.fraction });
+      else if (m.type === 'result') { settled = true; resolve(m); }
+      else if (m.type === 'error') { settled = true; reject(coded(m.message, m.code, m.path ? { path: m.path, errno: m.errno } : {})); }
+    });
+    worker.on('error', (e) => { if (!settled) { settled = true; reject(coded(`the check stopped: ${e.message}`, 'ERR_ONNX_LATTICE_CHECK')); } });
+    worker.on('exit', (status) => { if (!settled) reject(coded(`the check stopped (exit ${status})`, 'ERR_ONNX_LATTICE_CHECK')); });
+  });
+}
+
+// converter.check(original, candidate, options) -> the check report.
+export async function check(original, candidate, options = {}) {
+  const { report } = await runCheck({ original, candidate }, options);
+  return report;
+}

@@ -1,0 +1,110 @@
+// The Node check's worker thread (started by check_node.mjs): onnxruntime-node creates sessions
+// and runs them on the thread that calls it, for seconds on a large model, so the check runs here
+// and the caller's event loop keeps turning. It reads the models (and their data files) itself,
+// describes them with the converter's own module, makes the fold-only twin when asked, runs the
+// shared comparison (check.mjs) and posts the report; one worker per check, so the runtime's
+// memory goes back when it ends.
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+
+import { checkModels } from './check.mjs';
+import { joinParts, loadModule } from './index.mjs';
+
+const post = (message) => parentPort.postMessage(message);
+const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
+
+async function runtime() {
+  let ort;
+  try {
+    ort = (await import('onnxruntime-node')).default;
+  } catch (e) {
+    throw coded('the check runs both models in onnxruntime-node, which is not installed: npm install onnxruntime-node ' +
+      `(${e.message.split('\n')[0]})`, 'ERR_ONNX_LATTICE_CHECK_RUNTIME');
+  }
+  return {
+    name: 'onnxruntime-node', version: ort.env.versions?.node ?? ort.env.versions?.common, Tensor: ort.Tensor,
+    // Optimisations off: the runtime's own Conv+BatchNorm fusion would hide what the converter did.
+    // One core left to the caller, whose event loop this worker exists to keep turning.
+    session: (bytes, externalData) => ort.InferenceSession.create(bytes, {
+      graphOptimizationLevel: 'disabled', externalData, logSeverityLevel: 3,
+      intraOpNumThreads: Math.max(1, availableParallelism() - 1), interOpNumThreads: 1,
+    }),
+  };
+}
+
+// The data files a model reads, by location, as the core asks for them: from the model's folder
+// for a path, from the caller's map for bytes. Each is read once.
+function dataFilesOf(source) {
+  const read = new Map();
+  const lookup = (location) => {
+    if (!read.has(location)) {
+      let file = null;
+      if (source.path !== undefined) {
+        try { file = readFileSync(join(dirname(source.path), location)); } catch { file = null; }
+      } else {
+        file = source.dataFiles?.[location] ?? null;
+      }
+      read.set(location, file);
+    }
+    return read.get(location);
+  };
+  return { lookup, externalData: () => [...read].filter(([, data]) => data).map(([path, data]) => ({ path, data })) };
+}
+
+// A model to run: its bytes, the data files it reads and its description. `options` converts it
+// first (the fold-only twin); without them the converter only reads it (nothing applied), which
+// describes it and finds its data files the way every conversion does.
+function modelFrom(module, source, label, options = { target: 'none', foldBatchNorm: false }) {
+  let bytes;
+  if (source.path !== undefined) {
+    try {
+      bytes = readFileSync(source.path);
+    } catch (e) {
+      throw coded(`cannot read the ${label} model '${source.path}': ${e.message}`, 'ERR_ONNX_LATTICE_IO', { path: source.path, errno: e.errno });
+    }
+  } else {
+    bytes = source.bytes;
+  }
+  const files = dataFilesOf(source);
+  const result = module.convert(bytes, { ...options, describe: true, resolver: files.lookup, dataFile: 'twin.onnx.data' }, undefined);
+  if (result.error !== undefined) throw coded(`the ${label} model: ${result.error}`, result.code);
+  const model = { bytes, externalData: files.externalData(), description: JSON.parse(result.inputDescription) };
+  const report = JSON.parse(result.report);
+  if (result.model === undefined) return { ...model, report };
+  return {
+    bytes: joinParts(result.model),
+    externalData: result.data ? [{ path: 'twin.onnx.data', data: joinParts(result.data) }, ...model.externalData] : model.externalData,
+    description: JSON.parse(result.description), report,
+  };
+}
+
+// The fold-only twin of a conversion: the same folds (and skips of them), the same pinned
+// shapes, no conversion pattern.
+function twinOptions(conversion) {
+  const o = conversion.options;
+  return {
+    target: 'none', foldBatchNorm: o.fold_batch_norm, skipMatches: o.skip_matches, ignoreUnknownSkips: true,
+    inputShapes: conversion.input_shapes,
+  };
+}
+
+try {
+  const { original, candidate, twin, options } = workerData;
+  const onProgress = (stage, fraction) => post({ type: 'progress', stage, fraction });
+  const ort = await runtime();
+  const module = await loadModule();
+  const reference = modelFrom(module, original, 'original');
+  const report = candidate ? await checkModels(ort, reference, modelFrom(module, candidate, 'candidate'), options, onProgress) : undefined;
+  // The twin is the original converted again with the conversion's options; its own report
+  // names the folds behind its tensors.
+  let twinReport;
+  if (twin) {
+    const folded = modelFrom(module, original, 'fold-only twin', twinOptions(options.conversion));
+    twinReport = await checkModels(ort, reference, folded, { ...options, conversion: folded.report }, onProgress);
+  }
+  post({ type: 'result', report, twin: twinReport });
+} catch (e) {
+  post({ type: 'error', message: e.message, code: e.code ?? 'ERR_ONNX_LATTICE_CHECK', path: e.path, errno: e.errno });
+}

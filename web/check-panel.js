@@ -1,0 +1,90 @@
+// The check's result in the page: the verdict in words, a table per comparison, and the size
+// estimate that refuses a model onnxruntime-web cannot hold.
+import { verdict } from './check.mjs';
+
+export { finiteForJson } from './check.mjs';
+import { formatBytes } from './ops.js';
+
+// onnxruntime-web is 32-bit WebAssembly: 4 GiB of memory at most.
+export const CHECK_MEMORY_LIMIT = 4 * 2 ** 30;
+
+// About what the runtime needs at its peak: the weights twice (the model's bytes it is given,
+// and the initializers it makes of them) and every activation (the layerwise check keeps them
+// all; shapes the converter could not infer count nothing).
+export function runtimePeak(weightBytes, description) {
+  let activations = 0;
+  for (const node of description.nodes) {
+    for (const o of node.outputs) {
+      if (Array.isArray(o.shape) && o.shape.every((d) => typeof d === 'number')) activations += 4 * o.shape.reduce((a, b) => a * b, 1);
+    }
+  }
+  return 2 * weightBytes + activations;
+}
+
+const figure = (x) => (typeof x !== 'number' ? String(x) : x === 0 ? '0' : Math.abs(x) >= 0.01 && Math.abs(x) < 1000 ? x.toPrecision(2) : x.toExponential(1));
+
+// What a rewrite changed, measured at its output (layerwise), for its plan row and its nodes.
+export function changeText(change) {
+  return `Check: changes its output '${change.tensor}' by up to ${figure(change.max_abs)} (${figure(change.max_abs_in)} already entering it)`;
+}
+
+function el(tag, content, className) {
+  const e = document.createElement(tag);
+  if (content !== undefined) e.textContent = content;
+  if (className) e.className = className;
+  return e;
+}
+
+function table(caption, check) {
+  const t = el('table');
+  t.append(el('caption', caption));
+  const head = el('tr');
+  for (const h of ['output', 'shape', 'max |Δ|', 'mean |Δ|', 'p99 |Δ|', 'max rel', 'NaN / inf', 'within tolerance']) head.append(el('th', h));
+  t.append(el('thead'));
+  t.tHead.append(head);
+  const body = el('tbody');
+  for (const o of check.outputs) {
+    const row = el('tr');
+    const cells = o.comparable
+      ? [o.name, o.shape_original.join('×'), figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
+        `${o.nan[1]} / ${o.inf[1]}`, o.pass ? 'yes' : 'no']
+      : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, o.reason, '', '', '', '', '—'];
+    for (const c of cells) row.append(el('td', c));
+    body.append(row);
+  }
+  t.append(body);
+  return t;
+}
+
+// {check, ms} | {error} | {refused: estimated bytes}
+export function renderCheck(box, { check, ms, error, refused }) {
+  box.hidden = false;
+  box.replaceChildren();
+  delete box.dataset.foldPass;
+  delete box.dataset.convertedRuns;
+  if (refused !== undefined) {
+    box.dataset.refused = 'true';
+    box.append(el('p', `This model is too large to check in the browser: onnxruntime-web would need about ${formatBytes(refused)} ` +
+      `(twice the weights plus the activations) of the ${formatBytes(CHECK_MEMORY_LIMIT)} WebAssembly allows. Check it with the ` +
+      'Node CLI: onnx-lattice convert MODEL.onnx -o OUT.onnx --check, or onnx-lattice check MODEL.onnx OUT.onnx.', 'error'));
+    return;
+  }
+  if (error) {
+    box.append(el('p', `The check could not run: ${error}`, 'error'));
+    return;
+  }
+  const { converted, fold_only: fold } = check;
+  box.dataset.foldPass = String(fold.pass);
+  box.dataset.convertedRuns = String(!converted.error);
+  const verdicts = el('ul', undefined, 'verdicts');
+  for (const line of [...verdict(fold, 'fold_only'), ...verdict(converted, 'converted')]) verdicts.append(el('li', line));
+  box.append(verdicts);
+  if (!fold.error) box.append(table('Fold-only twin against the input (must agree)', fold));
+  if (!converted.error) box.append(table('Converted model against the input', converted));
+  if (converted.first_failing) {
+    box.append(el('p', `Layer by layer, the first tensor beyond the tolerance is '${converted.first_failing.tensor}'` +
+      `${converted.first_failing.match_id ? `, the output of ${converted.first_failing.match_id}` : ''}; each rewrite's change is in its plan row.`));
+  }
+  box.append(el('p', `${converted.runtime.name} ${converted.runtime.version}, seed ${converted.seed}, inputs uniform in ` +
+    `[${converted.input_range.join(', ')}), rtol ${converted.tolerance.rtol}, atol ${converted.tolerance.atol}; ${Math.round(ms)} ms.`, 'hint'));
+}

@@ -1,0 +1,42 @@
+// The page's check worker (a module worker, started when "Check" is pressed and ended after):
+// runs the input, the converted model and the fold-only twin in onnxruntime-web's CPU build,
+// served from this site (ort/), and compares them with the same module as the Node package
+// (check.mjs). Ending the worker hands the runtime's memory back to the browser.
+// In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
+// description}, options, conversion, twinConversion}. Out: progress {stage, fraction}; result
+// {converted, fold_only}; error {message}.
+import { checkModels } from './check.mjs';
+import * as ort from './ort/ort.wasm.bundle.min.mjs';
+
+// One thread: a static page is not cross-origin isolated, so it has no shared memory for more.
+ort.env.wasm.numThreads = 1;
+// The bundle carries the runtime's loader; only its .wasm is fetched, from this site.
+ort.env.wasm.wasmPaths = { wasm: new URL('./ort/ort-wasm-simd-threaded.wasm', import.meta.url).href };
+
+const runtime = {
+  name: 'onnxruntime-web', version: ort.env.versions?.web ?? ort.env.versions?.common, Tensor: ort.Tensor,
+  session: (bytes, externalData) => ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'disabled', externalData }),
+};
+
+const bytesOf = async (file) => (file instanceof Uint8Array ? file : new Uint8Array(await file.arrayBuffer()));
+
+// A model for check.mjs: its bytes, and its data files read whole (the runtime holds them anyway).
+async function modelOf({ model, files, description }) {
+  const externalData = [];
+  for (const [path, file] of Object.entries(files ?? {})) externalData.push({ path, data: await bytesOf(file) });
+  return { bytes: await bytesOf(model), externalData, description };
+}
+
+self.onmessage = async ({ data }) => {
+  const { options } = data;
+  try {
+    const post = (base, span) => (stage, fraction) => self.postMessage({ type: 'progress', stage, fraction: base + span * fraction });
+    self.postMessage({ type: 'progress', stage: 'reading the models', fraction: 0 });
+    const original = await modelOf(data.original);
+    const fold_only = await checkModels(runtime, original, await modelOf(data.twin), { ...options, conversion: data.twinConversion }, post(0, 0.5));
+    const converted = await checkModels(runtime, original, await modelOf(data.candidate), { ...options, conversion: data.conversion }, post(0.5, 0.5));
+    self.postMessage({ type: 'result', check: { converted, fold_only } });
+  } catch (e) {
+    self.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+  }
+};
