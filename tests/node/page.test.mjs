@@ -367,6 +367,26 @@ test('a 1.5 GiB external-data model is written inline in a heap under 256 MiB, t
   });
 });
 
+// Issue 23: the core reads synchronously, one slow FileReaderSync call per range; the worker reads
+// what it will need ahead, in large asynchronous reads (web/read-ahead.js). A model over the size
+// read whole is planned: the weight the fold reads is read ahead once, and the core reads nothing
+// of the File itself, neither to check the fold nor to write it.
+test('a fold\'s weight is read once, ahead, and the core reads nothing synchronously; the CLI\'s bytes', async () => {
+  await convertHuge('fold.onnx', 'fold', [24 * 2 ** 20], {
+    check: async ({ page, model, folder }) => {
+      const worker = page.workers().find((w) => /\/worker\.js$/.test(w.url()));
+      const { ahead, planned, counts } = await worker.evaluate(() => self.profile);
+      assert.ok(ahead.planMs > 0, 'planned, not read whole');
+      assert.equal(ahead.reads, 1, 'one read ahead');
+      assert.ok(ahead.bytes >= 24 * 2 ** 20 - 2 ** 20 && ahead.bytes < statSync(model).size, `${ahead.bytes} bytes read ahead`);
+      assert.equal(counts.reads - planned.reads, 0, 'no synchronous read in the conversion, after its plan');
+      assert.ok(counts.heldBytes >= 2 * ahead.bytes, 'the weight read twice (checked, written) from what was read ahead');
+      const download = await downloadFile(page, 'download');
+      await sameFile(download.path, cliOutput(model, 'fold.lattice.onnx', [], folder));
+    },
+  });
+});
+
 test('no request left 127.0.0.1', () => {
   assert.ok(requests.length > 0);
   const elsewhere = requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:'));
