@@ -46,6 +46,18 @@ class MemoryHost final : public lattice::Host {
     if (it == files.end()) return lattice::error("No such file or directory");
     return it->second;
   }
+  // The files and links directly inside `path`.
+  lattice::Result<std::vector<std::string>> list_dir(const std::string& path) override {
+    std::string folder = normal(path) + "/";
+    std::vector<std::string> names;
+    for (const auto* entries : {&files, &links}) {
+      for (const auto& [name, value] : *entries) {
+        (void)value;
+        if (name.starts_with(folder) && name.find('/', folder.size()) == std::string::npos) names.push_back(name.substr(folder.size()));
+      }
+    }
+    return names;
+  }
   // realpath(3) over absolute paths: `.`, `..` and repeated slashes resolved, symlinks followed.
   lattice::Result<std::string> real_path(const std::string& path) override {
     std::string p = normal(path);
@@ -93,6 +105,7 @@ class MemoryHost final : public lattice::Host {
   void out(std::string_view) override {}
   void err(std::string_view) override {}
   bool err_is_terminal() override { return false; }
+  bool out_is_terminal() override { return false; }
 
  private:
   static std::string normal(const std::string& path) {
