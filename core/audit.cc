@@ -8,6 +8,7 @@
 #include "core/graph/shapes.h"
 #include "core/onnx/domain.h"
 #include "core/pattern/registry.h"
+#include "core/quantization.h"
 #include "core/patterns/lattice/hardware.h"
 
 namespace lattice {
@@ -16,7 +17,7 @@ namespace {
 bool folds_into(const std::string& op) { return op == "Conv" || op == "ConvTranspose" || op == "Gemm"; }
 
 std::string unfolded_batch_norm_reason(const GraphView& view, int bn, const Options& options, const Report& report) {
-  if (!options.fold_batch_norm) return "BatchNorm folding is off (--no-fold-bn)";
+  if (!options.folds_batch_norm()) return "BatchNorm folding is off (--no-fold-bn)";
   const auto& node = view.node(bn);
   int p = node.input_size() > 0 ? view.producer(node.input(0)) : -1;
   if (p < 0) return fmt::format("not folded: its input '{}' is not produced by a Conv, ConvTranspose or Gemm", node.input(0));
@@ -57,6 +58,9 @@ void audit(const onnx::ModelProto& model, const Options& options, const GraphVie
   for (int i = 0; i < view.size(); ++i) {
     const auto& node = view.node(i);
     if (node.op_type() == "BatchNormalization") {
+      // Both sensAI schemes run BatchNormalization as a 16-bit layer of its own (FPGA-UG-02228
+      // Tables 4.1 and 4.2); only the seed's targets fold it away.
+      if (options.fixed_point != FixedPoint::kNone) continue;
       report.unsupported.push_back(
           {view.label(i), node.op_type(), unfolded_batch_norm_reason(view, i, options, report), node.op_type(), {}});
     } else if (const ActivationIdiom* idiom = idiom_of[static_cast<size_t>(i)]) {
@@ -67,7 +71,7 @@ void audit(const onnx::ModelProto& model, const Options& options, const GraphVie
                                : fmt::format("part of a {} activation ({}), which the accelerator does not run",
                                              idiom->name, idiom->form);
       report.unsupported.push_back({view.label(i), node.op_type(), std::move(reason), idiom->name, std::move(unit)});
-    } else if (hardware) {
+    } else if (hardware && !is_quantization_op(node)) {  // described in `quantization` instead
       if (auto reason = unsupported_reason(ctx, i)) {
         report.unsupported.push_back({view.label(i), node.op_type(), *reason, node.op_type(), {}});
       }

@@ -8,11 +8,13 @@
 
 #include "core/audit.h"
 #include "core/describe.h"
+#include "core/fixed_point/fit.h"
 #include "core/input_shapes.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/skeleton.h"
 #include "core/onnx/validate.h"
 #include "core/pattern/driver.h"
+#include "core/quantization.h"
 
 namespace lattice {
 namespace {
@@ -166,6 +168,8 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
   if (auto s = check_skipped_ids(report, options); !s) return s.error();
   report_progress("audit", kPassesEnd);
   audit(*model, options, labels, report);
+  report.quantization = describe_quantization(*model, options, labels, &source);
+  if (auto s = analyse_fixed_point(*model, options, labels, &source, report); !s) return s.error();
   if (report.any_applied()) record_provenance(*model, report);
   report.timings_ms.convert = clock.lap_ms();
 

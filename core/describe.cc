@@ -80,6 +80,13 @@ Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labe
 
   uint64_t parameters = 0;
   for (const auto& init : graph.initializer()) parameters += element_count(init);
+  // Tensors held in Constant nodes count the same way: some exporters (PaddleOCR's) keep every
+  // weight there, and the folds and the fit analysis read them as weights (GraphView::constant).
+  for (int i = 0; i < view.size(); ++i) {
+    const auto& node = view.node(i);
+    if (node.op_type() != "Constant" || !is_default_domain(node.domain()) || node.output_size() == 0) continue;
+    if (const auto* t = view.constant(node.output(0))) parameters += element_count(*t);
+  }
 
   auto tensor = [&](const std::string& name) {
     Json out = Json::object().set("name", name);

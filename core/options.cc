@@ -9,16 +9,39 @@
 
 namespace lattice {
 
+std::string_view fixed_point_name(FixedPoint scheme) {
+  return scheme == FixedPoint::kFpq ? "fpq" : scheme == FixedPoint::kLsq ? "lsq" : "none";
+}
+
+Result<FixedPoint> parse_fixed_point(std::string_view name) {
+  for (auto scheme : {FixedPoint::kFpq, FixedPoint::kLsq}) {
+    if (name == fixed_point_name(scheme)) return scheme;
+  }
+  return options_error("unknown fixed-point scheme '{}' (known: fpq, lsq)", name);
+}
+
 Json Options::to_json() const {
-  return Json::object()
+  Json json = Json::object()
       .set("target", target)
-      .set("fold_batch_norm", fold_batch_norm)
+      .set("fold_batch_norm", folds_batch_norm())
       .set("only", Json::array_of(only))
       .set("skip", Json::array_of(skip))
       .set("skip_matches", Json::array_of(skip_matches))
       .set("dry_run", dry_run)
-      .set("data_layout", std::string(layout == DataLayout::kKeep ? "keep" : layout == DataLayout::kExternal ? "external" : "inline"));
+      .set("data_layout", std::string(layout == DataLayout::kKeep ? "keep" : layout == DataLayout::kExternal ? "external" : "inline"))
+      .set("snap_weights", std::string(snap_weights_name(snap_weights)));
+  // Only when asked for: a report without a scheme stays byte for byte what it was.
+  if (fixed_point != FixedPoint::kNone) json.set("fixed_point", fixed_point_name(fixed_point));
+  return json;
 }
+
+std::optional<SnapWeights> parse_snap_weights(std::string_view text) {
+  if (text == "reinit") return SnapWeights::kReinit;
+  if (text == "transfer") return SnapWeights::kTransfer;
+  return std::nullopt;
+}
+
+std::string_view snap_weights_name(SnapWeights method) { return method == SnapWeights::kTransfer ? "transfer" : "reinit"; }
 
 Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text) {
   size_t colon = text.rfind(':');

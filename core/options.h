@@ -1,7 +1,10 @@
 #pragma once
 // What the user asked for: the same options for the CLI flags, the Node API and the page.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,9 +17,22 @@ namespace lattice {
 // one), one data file for every tensor of at least 1 KiB, or all inline in one file.
 enum class DataLayout { kKeep, kExternal, kInline };
 
+// What a snapped Conv kernel's weights become: drawn anew as the seed does (reinit), or carried
+// over from the trained kernel (transfer, core/patterns/lattice/weight_transfer.h).
+enum class SnapWeights { kReinit, kTransfer };
+// Lattice sensAI's fixed-point schemes (core/fixed_point/scheme.h): none (the seed's rules only),
+// FPQ (fixed step sizes) or LSQ (learned step sizes).
+enum class FixedPoint { kNone, kFpq, kLsq };
+std::string_view fixed_point_name(FixedPoint scheme);  // "none", "fpq", "lsq"
+// The scheme named `name`, or an options error listing the known ones.
+Result<FixedPoint> parse_fixed_point(std::string_view name);
+
 struct Options {
   std::string target = "lattice";
-  bool fold_batch_norm = true;
+  // Unset: the scheme's default, on except under FPQ, where BatchNormalization is a 16-bit layer
+  // of its own and a folded conv's bias would be refused. Read it through folds_batch_norm().
+  std::optional<bool> fold_batch_norm;
+  FixedPoint fixed_point = FixedPoint::kNone;
   std::vector<std::string> only;          // pattern names; empty: all of the target's
   std::vector<std::string> skip;          // pattern names
   std::vector<std::string> skip_matches;  // match ids
@@ -24,6 +40,7 @@ struct Options {
   // Graph input name -> the dims to analyse and write it with (an FPGA runs one input size).
   std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
   DataLayout layout = DataLayout::kKeep;
+  SnapWeights snap_weights = SnapWeights::kReinit;
   // An id in skip_matches that matches nothing is an error (a typo would apply the match the
   // user meant to skip) unless this is set: the page keeps a user's skips across target
   // switches, where some ids no longer exist, and shows those as "no longer matched". Not part
@@ -33,11 +50,16 @@ struct Options {
   // in memory and the report's labels: the page's graph view. Not part of the report's options.
   bool describe = false;
 
+  bool folds_batch_norm() const { return fold_batch_norm.value_or(fixed_point != FixedPoint::kFpq); }
   Json to_json() const;
 };
 
 // "NAME:1,3,640,640" (the name may itself hold ':'; the last one separates the dims).
 Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text);
+
+// "reinit" | "transfer" as the option's value, or nullopt.
+std::optional<SnapWeights> parse_snap_weights(std::string_view text);
+std::string_view snap_weights_name(SnapWeights method);
 
 // Unknown target or pattern names are errors that list the known ones.
 Status check_options(const Options& options);

@@ -240,6 +240,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   run(with_layout(advanced, DataLayout::kExternal), input.model, &data, false);
   Options no_fold;
   no_fold.fold_batch_norm = false;
+  no_fold.snap_weights = lattice::SnapWeights::kTransfer;  // reads the weights of every snapped kernel
   run(with_layout(no_fold, DataLayout::kInline), input.model, &data, true);
   // The first graph input pinned to one size, as `--input-shape` does.
   if (auto parsed = lattice::parse_model(input.model); parsed && parsed->graph().input_size() > 0) {

@@ -11,8 +11,8 @@
 # Issue 9, "tensor data stays where it is" (bench/data_stays.mjs), on ResNet-50 as one file and
 # with external data: the CLIs against `cp` of the same files, Node CLI / native, and the peak
 # wasm heap / model size, each beside its target; and the page in headless Chromium (bench/page.mjs),
-# file pick to done on VGG-11-BN (507 MiB, exported into the cache once) and ResNet-50, beside
-# `cp` of the same files.
+# file pick to done on VGG-11-BN (507 MiB, exported into the cache once) and ResNet-50, against the
+# Node CLI's whole-process convert in the same run (issue 23: page <= 2x), with where the time went.
 #   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]      CHAIN_SIZES="100 400 1600 6400 25600"
 # Every step runs or the bench stops: a failing step is named and the exit status is non-zero.
 set -euo pipefail

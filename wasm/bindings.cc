@@ -19,27 +19,23 @@
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/util/utf8.h"
+#include "wasm/js_files.h"
 
-// A Blob (a slice of a File) read synchronously (FileReaderSync, which a worker has), as {bytes}
-// or {error}: a JS exception must not unwind through wasm frames built without C++ exceptions.
-EM_JS(emscripten::EM_VAL, read_blob, (emscripten::EM_VAL blob), {
-  try {
-    return Emval.toHandle({bytes : new Uint8Array(new FileReaderSync().readAsArrayBuffer(Emval.toValue(blob)))});
-  } catch (e) {
-    return Emval.toHandle({error : String(e && e.message || e)});
-  }
+// A Blob of `size` bytes at `data` in the heap (copied now), timed into `Module.profile` when
+// the caller set it (the page's worker does).
+EM_JS(emscripten::EM_VAL, make_blob, (const char* data, size_t size), {
+  const started = performance.now();
+  const blob = new Blob([HEAPU8.subarray(data, data + size)]);
+  const p = Module.profile;
+  if (p) p.blobs++, p.blobMs += performance.now() - started;
+  return Emval.toHandle(blob);
 });
 
 namespace {
 
 using emscripten::val;
-
-// One copy from the JS heap into wasm memory (TypedArray.set, not element by element).
-std::string copy_in(const val& u8) {
-  std::string bytes(u8["length"].as<size_t>(), '\0');
-  val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<uint8_t*>(bytes.data()))).call<void>("set", u8);
-  return bytes;
-}
+using lattice_wasm::copy_in;
+using lattice_wasm::JsFiles;
 
 // An owned Uint8Array: a memory view would be invalidated by the next heap growth.
 val copy_out(std::string_view bytes) {
@@ -68,8 +64,8 @@ lattice::Status input_shapes(const val& v, lattice::Options& o) {
   return lattice::ok_status();
 }
 
-// Options as the JS caller wrote them ({target, foldBatchNorm, dryRun, only, skip, skipMatches,
-// inputShapes});
+// Options as the JS caller wrote them ({target, fixedPoint, foldBatchNorm, dryRun, only, skip,
+// skipMatches, inputShapes, snapWeights});
 // anything absent takes the CLI's default, anything misspelt or mistyped is an error.
 lattice::Result<lattice::Options> options_from(const val& opts) {
   lattice::Options o;
@@ -92,6 +88,10 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       o.target = v.as<std::string>();
     } else if (key == "foldBatchNorm" && type == "boolean") {
       o.fold_batch_norm = v.as<bool>();
+    } else if (key == "fixedPoint" && type == "string") {
+      auto scheme = lattice::parse_fixed_point(v.as<std::string>());
+      if (!scheme) return scheme.error();
+      o.fixed_point = *scheme;
     } else if (key == "dryRun" && type == "boolean") {
       o.dry_run = v.as<bool>();
     } else if (key == "ignoreUnknownSkips" && type == "boolean") {
@@ -109,8 +109,13 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       } else {
         return lattice::options_error("options.dataLayout '{}' is not one of keep, external, inline", layout);
       }
-    } else if ((key == "resolver" && type == "function") || (key == "dataFile" && type == "string")) {
-      // read by convert
+    } else if (key == "snapWeights" && type == "string") {
+      auto method = lattice::parse_snap_weights(v.as<std::string>());
+      if (!method) return lattice::options_error("options.snapWeights '{}' is not one of reinit, transfer", v.as<std::string>());
+      o.snap_weights = *method;
+    } else if ((key == "resolver" && type == "function") || (key == "dataFile" && type == "string") ||
+               (key == "held" && v.instanceof(val::global("Map")))) {
+      // read by convert (`held`: ranges the page's worker read ahead, wasm/js_files.h)
     } else if (key == "only") {
       status = list(o.only);
     } else if (key == "skip") {
@@ -119,13 +124,14 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
       status = list(o.skip_matches);
     } else if (key == "inputShapes") {
       status = input_shapes(v, o);
-    } else if (key == "target" || key == "foldBatchNorm" || key == "dryRun" || key == "ignoreUnknownSkips" ||
-               key == "describe" || key == "dataLayout" || key == "resolver" || key == "dataFile") {
+    } else if (key == "target" || key == "foldBatchNorm" || key == "fixedPoint" || key == "dryRun" ||
+               key == "ignoreUnknownSkips" || key == "describe" || key == "dataLayout" || key == "snapWeights" ||
+               key == "resolver" || key == "dataFile" || key == "held") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
       return lattice::options_error(
-          "unknown option '{}' (known: target, foldBatchNorm, dryRun, only, skip, skipMatches, inputShapes, "
-          "ignoreUnknownSkips, describe, dataLayout, resolver, dataFile)",
+          "unknown option '{}' (known: target, fixedPoint, foldBatchNorm, dryRun, only, skip, skipMatches, "
+          "inputShapes, ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile)",
           key);
     }
     if (!status) return status.error();
@@ -143,58 +149,6 @@ val failure(const lattice::Error& e) {
   return out;
 }
 
-// The model's files as the JS side holds them, never copied into the heap whole: the model
-// (kInputLocation) and its data files, which `resolve(location)` (never throws) returns or gives
-// null for. A file is bytes in JS memory (a Uint8Array) or a Blob -- the page's File, read in
-// ranges where it lies. Only the ranges the core asks for are copied in.
-class JsFiles final : public lattice::ExternalData {
- public:
-  JsFiles(val model, val resolve) : model_(std::move(model)), resolve_(std::move(resolve)) {}
-
-  static bool is_bytes(const val& file) { return file.instanceof(val::global("Uint8Array")); }
-  static uint64_t size_of(const val& file) {
-    return static_cast<uint64_t>((is_bytes(file) ? file["length"] : file["size"]).as<double>());
-  }
-
-  lattice::Result<uint64_t> size(const std::string& location) override {
-    auto file = lookup(location);
-    if (!file) return file.error();
-    return size_of(*file);
-  }
-  lattice::Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override {
-    auto file = range(location, offset, length);
-    if (!file) return file.error();
-    if (is_bytes(*file)) return copy_in(*file);
-    val read = val::take_ownership(read_blob(file->as_handle()));
-    if (read.hasOwnProperty("error")) return lattice::error("cannot read the file: {}", read["error"].as<std::string>());
-    return copy_in(read["bytes"]);
-  }
-  bool has_files() const override { return !resolve_.isUndefined(); }
-  bool model_is_blob() const { return !is_bytes(model_); }
-
-  // The range as a part of an output file: a view of the bytes, or a slice of the Blob (which
-  // reads nothing until the output is saved).
-  lattice::Result<val> range(const std::string& location, uint64_t offset, uint64_t length) {
-    auto file = lookup(location);
-    if (!file) return file.error();
-    if (offset + length > size_of(*file)) return lattice::error("range beyond the end");
-    return file->call<val>(is_bytes(*file) ? "subarray" : "slice", static_cast<double>(offset),
-                           static_cast<double>(offset + length));
-  }
-
- private:
-  lattice::Result<val> lookup(const std::string& location) {
-    if (location == lattice::kInputLocation) return model_;
-    if (resolve_.isUndefined()) return lattice::error("no data files were given (options.resolver)");
-    val file = resolve_(location);
-    if (file.isNull() || file.isUndefined()) return lattice::error("no file of that name was given");
-    return file;
-  }
-
-  val model_;
-  val resolve_;
-};
-
 // A file's segments as an array of parts for JS to join (Node) or make a Blob of (the page): new
 // bytes copied out of the heap, ranges of the input files as views or slices of them, produced
 // data computed and copied out a run (1 MiB) at a time, so the heap never holds a folded layer.
@@ -205,17 +159,10 @@ lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, Js
                            const std::function<void(uint64_t)>& written) {
   val out = val::array();
   std::string run;
-  val blob = files.model_is_blob() ? val::global("Blob") : val::undefined();
+  bool blobs = files.model_is_blob();
   auto push_run = [&](std::string_view bytes) {
     written(bytes.size());
-    if (blob.isUndefined()) {
-      out.call<void>("push", copy_out(bytes));
-    } else {
-      val pieces = val::array();
-      pieces.call<void>("push",
-                        emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())));
-      out.call<void>("push", blob.new_(pieces));  // copies the bytes now
-    }
+    out.call<void>("push", blobs ? val::take_ownership(make_blob(bytes.data(), bytes.size())) : copy_out(bytes));
     return lattice::ok_status();
   };
   for (const auto& s : segments) {
@@ -250,6 +197,19 @@ lattice::ProgressFn progress_of(const val& on_progress) {
   };
 }
 
+// The model's files as `opts` gives them: the data files by its resolver, the ranges read ahead.
+JsFiles files_of(const val& model, const val& opts) {
+  auto given = [&](const char* key) {
+    return !opts.isUndefined() && !opts.isNull() && !opts[key].isUndefined() ? opts[key] : val::undefined();
+  };
+  return JsFiles(model, given("resolver"), given("held"));
+}
+
+std::string data_file_of(const val& opts) {
+  return !opts.isUndefined() && !opts.isNull() && opts["dataFile"].isString() ? opts["dataFile"].as<std::string>()
+                                                                               : "";
+}
+
 // `model`: a Uint8Array, or a Blob in a worker. `on_progress`, when a function, is called with
 // {stage, fraction} as each stage starts, then "writing" as the output's parts are made, then
 // "done" (core/progress.h). The result's `model` and `data` are arrays of parts (wasm/index.mjs
@@ -260,13 +220,9 @@ val convert(const val& model, const val& opts, const val& on_progress) {
   auto options = options_from(opts);
   if (!options) return failure(options.error());
   lattice::ProgressFn progress = progress_of(on_progress);
-  bool has_resolver = !opts.isUndefined() && !opts.isNull() && !opts["resolver"].isUndefined();
-  JsFiles files(model, has_resolver ? opts["resolver"] : val::undefined());
-  std::string data_file = !opts.isUndefined() && !opts.isNull() && opts["dataFile"].isString()
-                              ? opts["dataFile"].as<std::string>()
-                              : "";
+  JsFiles files = files_of(model, opts);
   auto result = lattice::convert(files, JsFiles::size_of(model), *options, lattice::before_writing(progress), &files,
-                                 data_file);
+                                 data_file_of(opts));
   if (!result) return failure(result.error());
   uint64_t total = 0, done = 0;
   for (const auto* segments : {&result->converted, &result->data}) {
@@ -297,6 +253,25 @@ val convert(const val& model, const val& opts, const val& on_progress) {
   out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
   if (writing && !options->dry_run) writing(1);
   if (progress) progress("done", 1);
+  return out;
+}
+
+// What converting `model` (a Blob) with `opts` will read of its files' tensor data, found by a dry
+// run that reads everything else (JsFiles::start_planning): {ranges: [{file, offset, length}],
+// read: [{file, offset, bytes}]} (what the dry run read, for the conversion to reuse), or {error}.
+// The page's worker reads the ranges ahead in large asynchronous reads (web/worker.js).
+val plan(const val& model, const val& opts) {
+  auto options = options_from(opts);
+  if (!options) return failure(options.error());
+  options->dry_run = true;
+  options->describe = false;
+  JsFiles files = files_of(model, opts);
+  files.start_planning();
+  auto result = lattice::convert(files, JsFiles::size_of(model), *options, {}, &files, data_file_of(opts));
+  if (!result) return failure(result.error());
+  val out = val::object();
+  out.set("ranges", files.planned());
+  out.set("read", files.kept());
   return out;
 }
 
@@ -451,6 +426,7 @@ val convert_file(const std::string& input, const std::string& output, const val&
 
 EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("convert", &convert);
+  emscripten::function("plan", &plan);
   emscripten::function("describe", &describe);
   emscripten::function("catalogue", &catalogue);
   emscripten::function("hardware", &hardware);

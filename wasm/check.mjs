@@ -165,7 +165,9 @@ function indexOf(at, dims) {
 // One tensor of both models compared element by element. NaN against NaN and an infinity against
 // the same infinity count as equal (numpy's allclose with equal_nan); any other NaN or infinity
 // is a difference of Infinity. min_atol is the smallest atol that passes at the given rtol,
-// min_rtol the smallest rtol that passes at the given atol.
+// min_rtol the smallest rtol that passes at the given atol. With tolerance.scaled, atol is
+// multiplied by the tensor's largest finite |value| (at least 1), reported as atol_used: float
+// rounding grows with the scale of the values, so an exact rewrite (a fold) is judged by it.
 export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOLERANCE) {
   const a = valuesOf(original), b = valuesOf(candidate);
   const entry = { name, dtype: original.type, shape_original: [...original.dims], shape_candidate: [...candidate.dims] };
@@ -179,7 +181,14 @@ export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOL
     if (b) entry.stats_candidate = statistics(b);
     return entry;
   }
-  const { rtol, atol } = tolerance;
+  const { rtol } = tolerance;
+  let atol = tolerance.atol;
+  if (tolerance.scaled) {
+    let scale = 1;
+    for (const v of a) if (Number.isFinite(v)) scale = Math.max(scale, Math.abs(v));
+    atol *= scale;
+    entry.atol_used = atol;
+  }
   const n = a.length;
   const diffs = new Float64Array(n);
   let maxAbs = 0, maxAt = 0, sum = 0, maxRel = 0, minAtol = 0, minRtol = 0;
@@ -311,12 +320,13 @@ function checkOptions(options) {
   for (const [name, v] of [['rtol', rtol], ['atol', atol]]) {
     if (!Number.isFinite(v) || v < 0) throw optionsError(`${name} must be a finite number ≥ 0`);
   }
-  return { seed, inputRange: [...inputRange], tolerance: { rtol, atol } };
+  const tolerance = options.scaleAtol ? { rtol, atol, scaled: true } : { rtol, atol };
+  return { seed, inputRange: [...inputRange], tolerance };
 }
 
 // Runs both models and compares them. `runtime`: {name, version, Tensor, session(bytes,
 // externalData) -> an onnxruntime InferenceSession}. `options`: seed, inputRange, rtol, atol,
-// inputShapes, inputValues, layerwise, conversion (the conversion's report, to name the match
+// scaleAtol (see compareTensor), inputShapes, inputValues, layerwise, conversion (the conversion's report, to name the match
 // behind each tensor). `onProgress(stage, fraction)`. Resolves to the check report; a model
 // that does not load or run is reported (pass false, `error`), not thrown.
 export async function checkModels(runtime, original, candidate, options = {}, onProgress = () => {}) {

@@ -24,7 +24,7 @@ function sourceOf(model, label) {
   throw coded(`the ${label} model must be a file path, a Uint8Array or {model, dataFiles}`, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
-const KNOWN = ['seed', 'inputRange', 'rtol', 'atol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress'];
+const KNOWN = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress'];
 
 // Runs the check in a worker: {report} for original vs candidate, and with `twin` the fold-only
 // twin's check too ({twin}). Rejects with a coded Error for a bad option, an unreadable file or

@@ -3,7 +3,15 @@ export type Target = 'lattice' | 'lattice-advanced' | 'none';
 export interface ConvertOptions {
   /** Hardware target; default 'lattice'. */
   target?: Target;
-  /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true. */
+  /** What a snapped Conv kernel's weights become: 'reinit' (default: drawn anew, Kaiming-uniform,
+   *  as the seed does) or 'transfer' (the trained taps that read the same pixels, bias kept). */
+  snapWeights?: 'reinit' | 'transfer';
+  /** Lattice sensAI's fixed-point rules (FPGA-UG-02228 section 4), added to any target: 'fpq'
+   *  (fixed steps: BatchNorm stays a layer, conv biases move into it, weights checked against
+   *  signed 0.7 with scale 0.5) or 'lsq' (learned steps: structural notes). Default none. */
+  fixedPoint?: 'fpq' | 'lsq';
+  /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true, except
+   *  with fixedPoint 'fpq' (false: FPQ refuses a folded conv's bias, and warns when asked to fold). */
   foldBatchNorm?: boolean;
   /** Stop after matching: report the plan, return no model. Default false. */
   dryRun?: boolean;
@@ -66,7 +74,7 @@ export interface ModelDescription {
   ir_version: number;
   opset: number;
   producer: string;
-  /** Elements in all initializers. */
+  /** Elements in all initializers and in the tensors of Constant nodes. */
   parameters: number;
   /** Graph inputs a caller feeds (weights left out) and graph outputs; symbolic dims by name, '?' unknown. */
   inputs: { name: string; type: string; shape?: (number | string)[] | null }[];
@@ -99,6 +107,9 @@ export interface Match {
   /** Op types of `nodes` and `new_nodes`, in the same order. */
   node_ops: string[];
   new_node_ops: string[];
+  /** A snapped Conv kernel (its weights changed shape): how they were made, and |W_new|² / |W_old|²
+   *  of the trained kernel (0 for 'reinit'; 1 when every non-zero tap was kept). */
+  weights?: { method: 'reinit' | 'transfer'; kept_energy: number };
 }
 
 /** The report (`--report FILE`, `report` in results): its field names are the file format's,
@@ -110,6 +121,9 @@ export interface Report {
   options: {
     target: Target; fold_batch_norm: boolean; only: string[]; skip: string[];
     skip_matches: string[]; dry_run: boolean; data_layout: 'keep' | 'external' | 'inline';
+    snap_weights: 'reinit' | 'transfer';
+    /** Only when a scheme was asked for. */
+    fixed_point?: 'fpq' | 'lsq';
   };
   input: ModelStats;
   output: ModelStats;
@@ -120,10 +134,56 @@ export interface Report {
   /** One entry per node. `group`: the activation idiom it is part of ('SiLU', 'HardSwish', ...)
    *  or its op type; `unit`: for an idiom's nodes, all the nodes of that one activation. */
   unsupported: { node: string; op_type: string; reason: string; group: string; unit?: string[] }[];
+  /** Only for a quantized model (QuantizeLinear/DequantizeLinear, QLinearConv, ConvInteger, ...):
+   *  those nodes are described here instead of in `unsupported`. */
+  quantization?: Quantization;
+  /** Only with fixedPoint: the fit of the converted model in the scheme. */
+  fixed_point?: FixedPointFit;
   timings_ms: { load: number; convert: number; save: number };
   /** `convert --check` (Node CLI) and the page's Check: the converted model and the fold-only twin
    *  (the same folds, no conversion pattern), each against the input. */
   check?: { converted: CheckReport; fold_only: CheckReport };
+}
+
+export interface Quantization {
+  /** The quantization nodes, in graph order. */
+  nodes: string[];
+  form: 'qdq' | 'qoperator' | 'dynamic';
+  /** Some scale has more than one value. */
+  per_channel: boolean;
+  /** Over the constant scales; null when none is a constant. */
+  scales: { min: number; max: number } | null;
+  /** With fixedPoint 'fpq': every scale a power of two; null otherwise. */
+  power_of_two: boolean | null;
+  /** Said once: Lattice's flow quantizes the float model itself, these scales are not carried over. */
+  message: string;
+}
+
+export interface FixedPointFit {
+  scheme: 'fpq' | 'lsq';
+  /** The scheme in one line, with its document. */
+  source: string;
+  /** A layer fits when nothing clips and quantization_error is under this (0.1; the project's, not Lattice's). 0 for LSQ. */
+  error_threshold: number;
+  /** FPQ: each Conv, ConvTranspose and Gemm with a float constant weight, its weights as signed 0.7 with scale 0.5
+   *  ([-0.5, 0.5 - 1/256], step 1/256). Shares are of all the layer's weights. Empty for LSQ. */
+  layers: {
+    node: string; op: string; weight_min: number; weight_max: number;
+    /** Share that clips at the range. */
+    clipped: number;
+    /** Share of the non-zero weights that round to zero. */
+    vanished: number;
+    /** ||w - q(w)|| / ||w||. */
+    quantization_error: number;
+    fits: boolean;
+  }[];
+  /** FPQ: each BatchNormalization with constant parameters: gamma / sqrt(var + eps) and beta - mean * scale
+   *  per channel, against signed 5.10 ([-32, 32 - 1/1024]). */
+  batch_norms: { node: string; scale_min: number; scale_max: number; offset_min: number; offset_max: number; fits: boolean }[];
+  /** Rules broken or to know, each with its source ('FPGA-UG-02228 section 5.1.1', ...). `node` '' for the whole model.
+   *  rule: 'input-range' | 'weights-clip' | 'quantization-error' | 'weights-not-analysed' | 'conv-bias-needs-batchnorm'
+   *  | 'batchnorm-range' | 'not-on-fpga' | 'lsq-snapping-not-needed'. */
+  findings: { node: string; rule: string; message: string; source: string }[];
 }
 
 export interface PatternInfo {
@@ -133,6 +193,8 @@ export interface PatternInfo {
   targets: Target[];
   matches: string;
   emits: string;
+  /** A pattern only this scheme runs (FpqConvBiasIntoBatchNormPattern: 'fpq'). */
+  fixed_point?: 'fpq' | 'lsq';
 }
 
 export interface Catalogue {
@@ -166,6 +228,8 @@ export interface Hardware {
   targets: { name: Target; conv_kernels: string }[];
   operators: { op: string; runs: boolean; condition: string; source: string; note: string }[];
   otherwise: string;
+  /** The sensAI ML engine's fixed-point schemes per layer ('' where the source lists nothing). */
+  fixed_point: { source: string; operators: { op: string; layer: string; fpq: string; lsq: string }[] };
 }
 
 /** A model for check(): a file path (its data files are read beside it), the model's bytes, or
@@ -181,6 +245,9 @@ export interface CheckOptions {
   /** An element passes when |Δ| ≤ atol + rtol·|original| (numpy's allclose); defaults 1e-4 and 1e-5. */
   rtol?: number;
   atol?: number;
+  /** Multiply atol by each output's largest |value| (at least 1): float rounding grows with the values'
+   *  scale, so an exact rewrite is judged by it. `convert --check` uses it for the fold-only twin. Default false. */
+  scaleAtol?: boolean;
   /** Dims for dynamic dimensions, e.g. {images: [1, 3, 640, 640]}; an unpinned one is an error naming it. */
   inputShapes?: Record<string, number[]>;
   /** Values of inputs, flat, e.g. integer ids; integer and bool inputs are zeros unless given. */
@@ -215,6 +282,8 @@ export interface CheckedOutput {
   /** The smallest atol that passes at the given rtol, and the smallest rtol that passes at the given atol. */
   min_atol?: number;
   min_rtol?: number;
+  /** With tolerance.scaled: atol times the output's largest |value| (at least 1), the atol applied. */
+  atol_used?: number;
   pass: boolean;
   stats_original?: { min: number | null; max: number | null; mean: number | null; std: number | null };
   stats_candidate?: { min: number | null; max: number | null; mean: number | null; std: number | null };
@@ -226,7 +295,7 @@ export interface CheckReport {
   runtime: { name: 'onnxruntime-node' | 'onnxruntime-web'; version: string };
   seed: number;
   input_range: [number, number];
-  tolerance: { rtol: number; atol: number };
+  tolerance: { rtol: number; atol: number; scaled?: true };
   /** Every comparable output within the tolerance (and at least one comparable), and both models ran. */
   pass: boolean;
   /** A model that failed to load or run (then `failed` says which: 'original' or 'candidate'). */

@@ -3,15 +3,15 @@
 // folding on), so its download equals `onnx-lattice convert`.
 import { drawRewrite } from './draw.js';
 import { GraphView } from './graph.js';
-import { renderAudit, renderCard, renderProps, showButton } from './panels.js';
+import { renderAudit, renderCard, renderFixedPoint, renderProps, showButton, weightsText } from './panels.js';
 
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
 const ui = {
   drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'),
-  target: $('target'), fold: $('fold-bn'), layout: $('layout'), convert: $('convert'), status: $('status'), error: $('error'),
+  target: $('target'), fixedPoint: $('fixed-point'), snapWeights: $('snap-weights'), fold: $('fold-bn'), layout: $('layout'), convert: $('convert'), status: $('status'), error: $('error'),
   progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
-  results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
+  quantization: $('quantization'), fixedPointSummary: $('fixed-point-summary'), results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
   download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), version: $('version'),
   graphSwitch: document.querySelector('[data-testid="graph-switch"]'), props: $('node-props'), graphHeading: $('graph-heading'),
@@ -71,13 +71,13 @@ function showProgress(stage, fraction) {
 // the progress box, and on to the result heading (or the error) when the work ends.
 function busy(on) {
   working = on;
-  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fold, ui.layout, ui.check, ui.checkLayerwise];
+  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout, ui.check, ui.checkLayerwise];
   if (on && ticker === null) {
     busySince ??= performance.now();
     ui.progressBox.hidden = false;
     ui.progress.setAttribute('value', '0');
     const active = document.activeElement;
-    focusAfter = [ui.target, ui.fold, ui.layout].includes(active) ? active : null;
+    focusAfter = [ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout].includes(active) ? active : null;
     if (controls.includes(active) || active === document.body) ui.progressBox.focus();
     ticker = setInterval(() => { ui.elapsed.textContent = seconds(performance.now() - busySince); }, 200);
   } else if (!on) {
@@ -101,7 +101,11 @@ function showError(message) {
 }
 
 function options() {
-  return { target: ui.target.value, foldBatchNorm: ui.fold.checked, dataLayout: ui.layout.value, skipMatches: [...skipped] };
+  const scheme = ui.fixedPoint.value ? { fixedPoint: ui.fixedPoint.value } : {};
+  return {
+    target: ui.target.value, ...scheme, snapWeights: ui.snapWeights.value, foldBatchNorm: ui.fold.checked,
+    dataLayout: ui.layout.value, skipMatches: [...skipped],
+  };
 }
 
 function send(message) {
@@ -174,6 +178,7 @@ function renderPlan(report) {
     const body = document.createElement('div');
     body.className = 'body';
     body.append(text('div', `${m.phase} · ${m.nodes.join(' → ')}`, 'meta'));
+    if (m.weights) body.append(text('div', weightsText(m.weights), 'weights'));
     if (m.reason) body.append(text('div', m.reason, 'reason'));
     body.append(drawRewrite(m, before, after));
     const warnings = report.warnings.filter((w) => w.match_id === m.id);
@@ -316,6 +321,7 @@ function showResult({ report, name, model, data, input, output, ms, heapBytes })
   ui.convert.disabled = false;
   ui.version.textContent = report.tool.version;
   renderCard(ui.card, report, input, output);
+  renderFixedPoint(ui.quantization, ui.fixedPointSummary, report);
   renderPlan(report);
   renderWarnings(report);
   renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
@@ -431,7 +437,10 @@ ui.sample.addEventListener('click', async () => {
 });
 ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
 ui.check.addEventListener('click', check);
-for (const control of [ui.target, ui.fold, ui.layout]) {
+// FPQ keeps BatchNorm as a layer of its own (the CLI's `--fixed-point fpq` folds nothing unless
+// asked), so choosing it unticks folding, and leaving it ticks folding again; either can be changed.
+ui.fixedPoint.addEventListener('change', () => { ui.fold.checked = ui.fixedPoint.value !== 'fpq'; });
+for (const control of [ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout]) {
   control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
 }
 ui.graphSwitch.addEventListener('change', () => { if (current) drawGraph(); });

@@ -33,7 +33,7 @@ self.onmessage = async ({ data }) => {
     const post = (base, span) => (stage, fraction) => self.postMessage({ type: 'progress', stage, fraction: base + span * fraction });
     self.postMessage({ type: 'progress', stage: 'reading the models', fraction: 0 });
     const original = await modelOf(data.original);
-    const fold_only = await checkModels(runtime, original, await modelOf(data.twin), { ...options, conversion: data.twinConversion }, post(0, 0.5));
+    const fold_only = await checkModels(runtime, original, await modelOf(data.twin), { ...options, scaleAtol: true, conversion: data.twinConversion }, post(0, 0.5));
     const converted = await checkModels(runtime, original, await modelOf(data.candidate), { ...options, conversion: data.conversion }, post(0.5, 0.5));
     self.postMessage({ type: 'result', check: { converted, fold_only } });
   } catch (e) {

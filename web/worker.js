@@ -1,16 +1,14 @@
 // The page's conversion worker: owns the WebAssembly module, so the page never freezes. The model
-// and its data files stay Files (Blobs) on disk: the core reads the ranges it needs through
-// FileReaderSync (synchronous reads are allowed in a worker), and the downloads are Blobs whose
-// unchanged ranges are slices of those Files -- neither the input nor the output is ever whole
-// in memory.
+// and its data files stay Files (Blobs) on disk: what the core will read of them is read ahead
+// (read-ahead.js), and the downloads are Blobs whose unchanged ranges are slices of those Files.
 // Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', model (a File, or
 // bytes), name, files, options} and {type: 'convert', options}. `files` are an external-data
 // model's data files by name, matched to its tensors' `location`s. Out: ready; progress {stage,
 // fraction} as the core reports each stage; result {report, name, model, data (Blobs; data null
 // for one file), input, output (the graph descriptions), ms, heapBytes}; error {message}.
 // {type: 'twin', options} makes the check's fold-only twin: twin {model, data, description, report}.
-/* global OnnxLattice, importScripts */
-importScripts('onnx_lattice.js');
+/* global OnnxLattice, importScripts, readAhead */
+importScripts('onnx_lattice.js', 'read-ahead.js');
 
 let module = null;
 let input = null;         // the model as picked, kept for converting again with other options
@@ -48,46 +46,72 @@ function shortHash(ids) {
 // matched, so a skip kept from another target does not rename this one.
 function variantName(options, skipped) {
   let name = `${modelName}.${options.target}`;
-  if (!options.foldBatchNorm) name += '.no-fold';
+  if (options.fixedPoint) name += `.${options.fixedPoint}`;
+  if (options.snapWeights === 'transfer') name += '.transfer';
+  // Folding is named when it differs from the scheme's default (off under FPQ).
+  if (options.foldBatchNorm !== (options.fixedPoint !== 'fpq')) name += options.foldBatchNorm ? '.fold' : '.no-fold';
   if (skipped.length) name += `.skip-${shortHash(skipped)}`;
   return name;
 }
 
 const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
 
-function run(options, name, onProgress) {
-  // The page keeps skips across target switches and shows those that no longer match.
+// The core's options: the page keeps skips across target switches and shows those that no
+// longer match.
+function coreOptions(options, name, held) {
   const resolver = files.size ? (location) => files.get(location) ?? null : undefined;
-  const result = guarded(() => module.convert(input, {
-    ...options, resolver, dataFile: `${name}.onnx.data`, ignoreUnknownSkips: true, describe: true,
-  }, onProgress));
+  return { ...options, resolver, dataFile: `${name}.onnx.data`, ignoreUnknownSkips: true, describe: true, held };
+}
+
+function run(options, name, onProgress, held) {
+  const result = guarded(() => module.convert(input, coreOptions(options, name, held), onProgress));
   if (result.error !== undefined) throw new Error(result.error);
   return result;
 }
 
-function convert(options) {
+// The last conversion's profile, read by bench/page.mjs: ms since the message came.
+self.profile = null;
+
+async function convert(options, received) {
   const started = performance.now();
-  const onProgress = ({ stage, fraction }) => post({ type: 'progress', stage, fraction });
+  const stages = [];
+  const counts = module.profile = { reads: 0, readBytes: 0, readMs: 0, held: 0, heldBytes: 0, blobs: 0, blobMs: 0 };
+  const onProgress = ({ stage, fraction }) => {
+    stages.push({ stage, at: performance.now() - received, counts: { ...counts } });
+    post({ type: 'progress', stage, fraction });
+  };
   // A data file's name is written into the model, so it must be the name it downloads as. That
   // name counts only the skipped ids that matched, known after converting: when the guess (all
   // of them) was wrong, the conversion runs once more under the right name.
   let name = variantName(options, options.skipMatches);
-  let result = run(options, name, onProgress);
+  const ahead = {};
+  // Held only for this conversion: the next one reads again rather than keep the bytes.
+  const held = await readAhead(input, files, () => guarded(() => module.plan(input, coreOptions(options, name))), ahead);
+  const planned = { ...counts };
+  let result = run(options, name, onProgress, held);
   let report = JSON.parse(result.report);
   const matched = options.skipMatches.filter((id) => report.matches.some((m) => m.id === id));
   if (variantName(options, matched) !== name) {
     name = variantName(options, matched);
     if (result.data) {
-      result = run(options, name, onProgress);
+      result = run(options, name, onProgress, held);
       report = JSON.parse(result.report);
     }
   }
+  const converted = performance.now() - received;
   // The parts are new bytes and slices of the picked files; an unchanged model is the input.
+  const model = blob(result.model ?? [input]), data = result.data ? blob(result.data) : null;
+  const blobs = performance.now() - received;
+  const inputDescription = JSON.parse(result.inputDescription), outputDescription = JSON.parse(result.description);
+  const parsed = performance.now() - received;
   post({
-    type: 'result', report, name, model: blob(result.model ?? [input]), data: result.data ? blob(result.data) : null,
-    input: JSON.parse(result.inputDescription), output: JSON.parse(result.description),
+    type: 'result', report, name, model, data, input: inputDescription, output: outputDescription,
     ms: performance.now() - started, heapBytes: result.heapBytes,
   });
+  self.profile = {
+    receivedAt: performance.timeOrigin + received, started: started - received, ahead, stages, converted,
+    planned, counts, blobs, parsed, posted: performance.now() - received,
+  };
 }
 
 // The check's fold-only twin: the conversion's folds (and skips of them), no conversion pattern.
@@ -99,7 +123,7 @@ function twin(options) {
   });
 }
 
-self.onmessage = async ({ data }) => {
+async function handle(data, received) {
   try {
     await ready();
     if (data.type === 'init') return post({ type: 'ready' });
@@ -110,8 +134,15 @@ self.onmessage = async ({ data }) => {
     }
     if (!input) throw new Error('no model loaded');
     if (data.type === 'twin') return twin(data.options);
-    convert(data.options);
+    await convert(data.options, received);
   } catch (e) {
     post({ type: data.type === 'twin' ? 'twin' : 'error', message: e instanceof Error ? e.message : String(e) });
   }
+}
+
+// One message at a time: none may start a conversion while one waits for its reads.
+let queue = Promise.resolve();
+self.onmessage = ({ data }) => {
+  const received = performance.now();
+  queue = queue.then(() => handle(data, received));
 };

@@ -26,7 +26,10 @@ constexpr std::string_view kConvertUsage =
     "  onnx-lattice convert IN.onnx|FOLDER ... [-d OUTDIR] [flags]   several models: a line each and a summary\n";
 constexpr Flag kTargetFlags[] = {
     {"--target NAME", "lattice (default), lattice-advanced or none"},
+    {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it)"},
+    {"--fold-bn", "fold BatchNormalization (and Mul/Add scale-shift) into the conv (default, except under FPQ)"},
     {"--no-fold-bn", "keep BatchNormalization (and Mul/Add scale-shift) layers: no folding"},
+    {"--snap-weights reinit|transfer", "a snapped conv kernel drawn anew (default) or carrying its trained taps"},
     {"--only P1,P2", "run only these patterns (names from `onnx-lattice patterns`)"},
     {"--skip P3,...", "do not run these patterns"},
     {"--skip-match ID,...", "leave out single matches, by their report id"},
@@ -232,8 +235,22 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
       auto pin = parse_input_shape(*v);
       if (!pin) return UsageError{pin.error().message};
       cmd.job.options.input_shapes.push_back(std::move(pin).value());
-    } else if (flag == "--no-fold-bn" && !inline_value && (convert || inspect)) {
-      cmd.job.options.fold_batch_norm = false;
+    } else if (flag == "--snap-weights" && (convert || inspect)) {
+      if (!(v = value())) return UsageError{"--snap-weights needs reinit or transfer"};
+      auto method = parse_snap_weights(*v);
+      if (!method) return UsageError{fmt::format("--snap-weights '{}' is not reinit or transfer", *v)};
+      cmd.job.options.snap_weights = *method;
+    } else if (flag == "--fixed-point" && (convert || inspect)) {
+      if (!(v = value())) return UsageError{"--fixed-point needs a scheme (fpq or lsq)"};
+      auto scheme = parse_fixed_point(*v);
+      if (!scheme) return UsageError{scheme.error().message};
+      cmd.job.options.fixed_point = *scheme;
+    } else if ((flag == "--no-fold-bn" || flag == "--fold-bn") && !inline_value && (convert || inspect)) {
+      bool fold = flag == "--fold-bn";
+      if (cmd.job.options.fold_batch_norm && *cmd.job.options.fold_batch_norm != fold) {
+        return UsageError{"--fold-bn and --no-fold-bn cannot be used together"};
+      }
+      cmd.job.options.fold_batch_norm = fold;
     } else if (flag == "--dry-run" && !inline_value && (convert)) {
       cmd.job.options.dry_run = true;
     } else if ((flag == "--external-data" || flag == "--inline") && !inline_value && (convert)) {
@@ -387,8 +404,9 @@ class Runner {
     }
     s += "\n";
     for (const Pattern* p : all_patterns()) {
-      s += fmt::format("{} ({}, {})\n  matches: {}\n  emits:   {}\n", p->name, phase_name(p->phase),
-                       p->numerically_equivalent ? "numerically equivalent" : "output will differ", p->matches,
+      std::string scheme = p->scheme == FixedPoint::kNone ? "" : fmt::format(", --fixed-point {}", fixed_point_name(p->scheme));
+      s += fmt::format("{} ({}, {}{})\n  matches: {}\n  emits:   {}\n", p->name, phase_name(p->phase),
+                       p->numerically_equivalent ? "numerically equivalent" : "output will differ", scheme, p->matches,
                        p->emits);
     }
     return s;

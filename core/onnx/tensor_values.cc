@@ -300,6 +300,7 @@ Status MappedValues::run(ExternalData& input, const ByteSink* sink, std::optiona
     using T = decltype(tag);
     return read_blocks<T>(*source_, input, [&](size_t first, std::span<T> stored, std::span<double> values) {
       fn_(first, values);
+      if (!sink && !unrepresentable) return ok_status();  // scanning: fn_ has seen the values
       if (unrepresentable) {  // checking, writing nothing
         bool all = true;
         for (double v : values) all &= representable<T>(v);
@@ -315,6 +316,12 @@ Status MappedValues::run(ExternalData& input, const ByteSink* sink, std::optiona
 }
 
 Status MappedValues::write(ExternalData& input, const ByteSink& sink) const { return run(input, &sink, nullptr); }
+
+Status scan_values(const TensorProto& tensor, std::string_view what, ExternalData* data, BlockMap fn) {
+  auto mapped = MappedValues::of(tensor, what, data, std::move(fn));
+  if (!mapped) return mapped.error();
+  return (*mapped)->run(or_no_files(data), nullptr, nullptr);
+}
 
 Result<std::optional<double>> MappedValues::first_unrepresentable(ExternalData& input) const {
   std::optional<double> found;

@@ -62,6 +62,8 @@ class MappedValues final : public Deferred {
       : source_(std::move(source)), data_type_(data_type), fn_(std::move(fn)) {}
 
  private:
+  friend Status scan_values(const onnx::TensorProto&, std::string_view, ExternalData*, BlockMap);
+  // Maps every block; then writes it to `sink`, or looks for an unrepresentable value, or neither.
   Status run(ExternalData& input, const ByteSink* sink, std::optional<double>* unrepresentable) const;
 
   std::shared_ptr<const Deferred> source_;  // the tensor's raw bytes
@@ -69,5 +71,9 @@ class MappedValues final : public Deferred {
   BlockMap fn_;
 };
 
+// Gives fn the values of a float tensor block by block (as MappedValues, whose `values` it may
+// read and need not change), reading them where they lie: an analysis over every weight of a
+// model that never holds more than a block of it.
+Status scan_values(const onnx::TensorProto& tensor, std::string_view what, ExternalData* data, BlockMap fn);
 
 }  // namespace lattice

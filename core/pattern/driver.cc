@@ -47,7 +47,8 @@ class Driver {
       if (selected(*p, options_)) conversion.push_back(p);
     }
     for (const Pattern* p : all_patterns()) {
-      if (p->phase == Phase::kFusion && options_.fold_batch_norm && selected(*p, options_)) fusion.push_back(p);
+      bool runs = p->scheme == FixedPoint::kNone ? options_.folds_batch_norm() : p->scheme == options_.fixed_point;
+      if (p->phase == Phase::kFusion && runs && selected(*p, options_)) fusion.push_back(p);
     }
     std::vector<std::string_view> still_matching;
     for (int iteration = 0; iteration < kMaxConversionIterations; ++iteration) {
@@ -93,7 +94,9 @@ class Driver {
     return applied_patterns;
   }
 
-  MatchContext context() const { return {rewriter_.view(), rewriter_.shapes(), opset_, target_, data_}; }
+  MatchContext context() const {
+    return {rewriter_.view(), rewriter_.shapes(), opset_, target_, data_, options_.snap_weights, options_.fixed_point, &folded_};
+  }
 
   std::string match_id(const Match& m) const {
     return fmt::format("{}:{}", m.pattern->name, rewriter_.view().label(m.anchor()));
@@ -120,6 +123,8 @@ class Driver {
     auto replacement = m.pattern->graft(context(), m, rewriter_.names_for_match());
     if (!replacement) return refuse(std::move(record), replacement.error().message);
     std::vector<std::string> warnings = replacement->warnings;
+    record.numerically_equivalent = record.numerically_equivalent || replacement->exact;
+    record.weights = replacement->weights;
     // A new node is labelled as the matched node whose name it keeps (which may be `name#2`), an
     // unnamed one as the anchor.
     std::vector<std::pair<std::string, std::string>> new_labels;  // first output, label
@@ -134,7 +139,10 @@ class Driver {
     }
     auto applied = rewriter_.apply(m, std::move(replacement).value());
     if (!applied) return refuse(std::move(record), applied.error().message);
-    for (auto& [output, label] : new_labels) labels_[output] = std::move(label);
+    for (auto& [output, label] : new_labels) {
+      if (m.pattern->phase == Phase::kFusion) folded_.insert(output);
+      labels_[output] = std::move(label);
+    }
     for (const auto& change : applied->shape_changes) warnings.push_back(fmt::format("{}: {}", anchor, change));
     record.applied = true;
     for (auto& message : warnings) {
@@ -166,6 +174,7 @@ class Driver {
   const ProgressFn& progress_;
   Rewriter rewriter_;
   std::unordered_set<std::string> refused_;
+  std::unordered_set<std::string> folded_;  // MatchContext::folded
 };
 
 }  // namespace

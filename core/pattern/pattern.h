@@ -3,14 +3,18 @@
 // is_numerically_equivalent): a chain of steps to match, and a graft that describes the
 // replacement. Patterns never edit the graph; the Rewriter applies what the graft describes.
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
 #include "core/onnx/external_data.h"
+#include "core/options.h"
+#include "core/report/report.h"
 #include "core/util/result.h"
 #include "onnx-ml.pb.h"
 
@@ -23,13 +27,19 @@ enum class Phase { kConversion, kFusion };
 
 inline std::string_view phase_name(Phase phase) { return phase == Phase::kConversion ? "conversion" : "fusion"; }
 
-// What predicates and grafts may look at: the graph as it is now, its shapes, and the target.
+// What predicates and grafts may look at: the graph as it is now, its shapes, the target and the
+// fixed-point scheme.
 struct MatchContext {
   const GraphView& view;
   const Shapes& shapes;
   int64_t opset;
   const Target& target;
   ExternalData* data = nullptr;  // reads tensor data still in its file (with_data)
+  SnapWeights snap_weights = SnapWeights::kReinit;  // what a snapped Conv kernel's weights become
+  FixedPoint fixed_point = FixedPoint::kNone;
+  // The outputs of the layers a fold (a fusion pattern) wrote in this run: a conv the user chose
+  // to fold keeps the bias the fold gave it, rather than going round a fold/unfold cycle.
+  const std::unordered_set<std::string>* folded = nullptr;
 };
 
 // One step of a chain: a node of one of `op_types` (default domain) that `accepts` approves.
@@ -60,6 +70,11 @@ struct Replacement {
   std::vector<onnx::TensorProto> initializers;
   std::vector<std::pair<std::string, std::string>> rewires;
   std::vector<std::string> warnings;
+  // What became of a layer's trained weights whose shape the rewrite changed (matches[].weights).
+  std::optional<WeightsNote> weights;
+  // This rewrite computes what the matched nodes computed, though its pattern's do not in general
+  // (a kernel embedded in a larger one whose pads line up).
+  bool exact = false;
 };
 
 // An Error from a graft means "matched, but not applied", and its message is the reason.
@@ -76,6 +91,9 @@ struct Pattern {
   // a graph output; the SPPF cascade is the exception (its pools also feed the Concat).
   bool intermediates_may_branch = false;
   Graft graft;
+  // A fusion pattern that only a fixed-point scheme runs (whether or not BatchNorm folding is on);
+  // kNone: one of the folds, which run when folding is on.
+  FixedPoint scheme = FixedPoint::kNone;
 };
 
 }  // namespace lattice

@@ -1,14 +1,22 @@
 #pragma once
 // Every pattern the tool knows, and the targets: which patterns each runs, in registry order.
+// Declared here, for the driver; defined beside the patterns it lists (core/patterns/registry.cc),
+// so this floor of the tree never includes the concrete patterns.
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "core/pattern/pattern.h"
-#include "core/patterns/lattice/hardware.h"
 #include "core/util/json.h"
 
 namespace lattice {
+
+// A Conv the target's hardware accepts (core/patterns/lattice/hardware.h holds the rest).
+struct ConvKernel {
+  int64_t size;                  // square kernels only
+  std::vector<int64_t> strides;  // accepted strides (equal on both axes)
+};
 
 struct Target {
   std::string_view name;

@@ -37,6 +37,58 @@ Json stats_json(const ModelStats& s) {
 
 }  // namespace
 
+Json Quantization::to_json() const {
+  Json scales = nullptr;
+  if (scale_min) scales = Json::object().set("min", *scale_min).set("max", *scale_max);
+  return Json::object()
+      .set("nodes", Json::array_of(nodes))
+      .set("form", form)
+      .set("per_channel", per_channel)
+      .set("scales", std::move(scales))
+      .set("power_of_two", power_of_two ? Json(*power_of_two) : Json(nullptr))
+      .set("message", printable(message));
+}
+
+Json FixedPointFit::to_json() const {
+  Json layers_json = Json::array();
+  for (const auto& l : layers) {
+    layers_json.push(Json::object()
+                         .set("node", l.node)
+                         .set("op", l.op)
+                         .set("weight_min", l.weight_min)
+                         .set("weight_max", l.weight_max)
+                         .set("clipped", l.clipped)
+                         .set("vanished", l.vanished)
+                         .set("quantization_error", l.quantization_error)
+                         .set("fits", l.fits));
+  }
+  Json norms = Json::array();
+  for (const auto& b : batch_norms) {
+    norms.push(Json::object()
+                   .set("node", b.node)
+                   .set("scale_min", b.scale_min)
+                   .set("scale_max", b.scale_max)
+                   .set("offset_min", b.offset_min)
+                   .set("offset_max", b.offset_max)
+                   .set("fits", b.fits));
+  }
+  Json findings_json = Json::array();
+  for (const auto& f : findings) {
+    findings_json.push(Json::object()
+                           .set("node", f.node)
+                           .set("rule", f.rule)
+                           .set("message", printable(f.message))
+                           .set("source", f.source));
+  }
+  return Json::object()
+      .set("scheme", scheme)
+      .set("source", source)
+      .set("error_threshold", error_threshold)
+      .set("layers", std::move(layers_json))
+      .set("batch_norms", std::move(norms))
+      .set("findings", std::move(findings_json));
+}
+
 // Messages (reasons, warnings) are escaped to one printable line each, as the CLI prints them;
 // names stay as they are, since they are data a reader matches against the model.
 Json Report::to_json() const {
@@ -53,6 +105,9 @@ Json Report::to_json() const {
         .set("new_nodes", Json::array_of(m.new_nodes))
         .set("node_ops", Json::array_of(m.node_ops))
         .set("new_node_ops", Json::array_of(m.new_node_ops));
+    if (m.weights) {
+      row.set("weights", Json::object().set("method", m.weights->method).set("kept_energy", m.weights->kept_energy));
+    }
     matches_json.push(std::move(row));
   }
   Json warnings_json = Json::array();
@@ -71,8 +126,8 @@ Json Report::to_json() const {
   }
   Json input_shapes = Json::object();
   for (const auto& [name, dims] : options.input_shapes) input_shapes.set(name, Json::array_of(dims));
-  return Json::object()
-      .set("schema", kReportSchema)
+  Json json = Json::object();
+  json.set("schema", kReportSchema)
       .set("tool", Json::object().set("name", kToolName).set("version", kToolVersion))
       .set("target", options.target)
       .set("options", options.to_json())
@@ -81,11 +136,15 @@ Json Report::to_json() const {
       .set("output", stats_json(output))
       .set("matches", std::move(matches_json))
       .set("warnings", std::move(warnings_json))
-      .set("unsupported", std::move(unsupported_json))
-      .set("timings_ms", Json::object()
+      .set("unsupported", std::move(unsupported_json));
+  // Only for a quantized model, and with a scheme: other reports stay byte for byte what they were.
+  if (quantization) json.set("quantization", quantization->to_json());
+  if (fixed_point) json.set("fixed_point", fixed_point->to_json());
+  json.set("timings_ms", Json::object()
                              .set("load", timings_ms.load)
                              .set("convert", timings_ms.convert)
                              .set("save", timings_ms.save));
+  return json;
 }
 
 }  // namespace lattice

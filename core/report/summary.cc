@@ -71,14 +71,37 @@ std::string audit_by_group(const std::vector<Unsupported>& unsupported) {
   return s;
 }
 
+// "fixed point fpq: 12 of 53 layers clip, 3 over the error threshold; 2 of 40 BatchNorms out of
+// range", then the findings, one line each.
+std::string fixed_point_summary(const FixedPointFit& fit) {
+  std::string s = fmt::format("\nfixed point {} ({} finding{})\n", fit.scheme, fit.findings.size(),
+                              fit.findings.size() == 1 ? "" : "s");
+  if (fit.scheme == "fpq") {
+    size_t clip = 0, error = 0, norms = 0;
+    for (const auto& l : fit.layers) {
+      clip += l.clipped > 0 ? 1 : 0;
+      error += l.clipped == 0 && !l.fits ? 1 : 0;
+    }
+    for (const auto& b : fit.batch_norms) norms += b.fits ? 0 : 1;
+    s += fmt::format("  {} of {} layers clip, {} more over the {:.0f} % error threshold; {} of {} BatchNorms out of "
+                     "range\n",
+                     clip, fit.layers.size(), error, 100 * fit.error_threshold, norms, fit.batch_norms.size());
+  }
+  for (const auto& f : fit.findings) s += fmt::format("  {}  ({})\n", printable(f.message), f.source);
+  return s;
+}
+
 }  // namespace
 
 // Every name and message goes through printable(): one line each, whatever the model holds.
 std::string format_summary(const Report& r, const std::string& input_name, const std::string& output_name) {
   const auto p = printable;
   std::string s;
-  s += fmt::format("{} {}: target {}, BatchNorm folding {}{}\n", kToolName, kToolVersion, r.options.target,
-                   r.options.fold_batch_norm ? "on" : "off", r.options.dry_run ? ", dry run" : "");
+  std::string scheme = r.options.fixed_point == FixedPoint::kNone
+                           ? ""
+                           : fmt::format(", fixed point {}", fixed_point_name(r.options.fixed_point));
+  s += fmt::format("{} {}: target {}{}, BatchNorm folding {}{}\n", kToolName, kToolVersion, r.options.target, scheme,
+                   r.options.folds_batch_norm() ? "on" : "off", r.options.dry_run ? ", dry run" : "");
   s += fmt::format("input   {} ({})\n", p(input_name), describe_model(r.input));
   if (!output_name.empty()) s += fmt::format("output  {} ({})\n", p(output_name), describe_model(r.output));
   for (const auto& [name, dims] : r.options.input_shapes) {
@@ -98,6 +121,11 @@ std::string format_summary(const Report& r, const std::string& input_name, const
   s += fmt::format("\nunsupported on {} ({} node{})\n", r.options.target, r.unsupported.size(),
                    r.unsupported.size() == 1 ? "" : "s");
   s += audit_by_group(r.unsupported);
+  if (r.quantization) {
+    s += fmt::format("\nquantization ({}, {} node{})\n  {}\n", r.quantization->form, r.quantization->nodes.size(),
+                     r.quantization->nodes.size() == 1 ? "" : "s", printable(r.quantization->message));
+  }
+  if (r.fixed_point) s += fixed_point_summary(*r.fixed_point);
   return s;
 }
 

@@ -42,16 +42,23 @@ std::vector<double> values(const onnx::TensorProto& t) {
   return *v;
 }
 
-// y = BN(W x + b) for the 1x1 conv of conv_bn_model, straight from the definition.
+// y = BN(W x + b) for the 1x1 conv of conv_bn_model, straight from the definition, with the
+// BatchNormalization's own epsilon (ONNX's default 1e-5 when the attribute is absent).
 std::vector<double> reference(const onnx::ModelProto& m, const std::vector<double>& x) {
   auto get = [&](const std::string& n) { return values(initializer(m, n)); };
+  double epsilon = 1e-5;
+  for (const auto& n : m.graph().node()) {
+    for (const auto& a : n.attribute()) {
+      if (n.op_type() == "BatchNormalization" && a.name() == "epsilon") epsilon = a.f();
+    }
+  }
   auto w = get("w"), gamma = get("gamma"), beta = get("beta"), mean = get("mean"), var = get("var");
   std::vector<double> b = has_initializer(m, "b") ? get("b") : std::vector<double>(x.size(), 0.0);
   std::vector<double> y;
   for (size_t o = 0; o < x.size(); ++o) {
     double c = b[o];
     for (size_t i = 0; i < x.size(); ++i) c += w[o * x.size() + i] * x[i];
-    y.push_back((c - mean[o]) / std::sqrt(var[o] + 1e-5) * gamma[o] + beta[o]);
+    y.push_back((c - mean[o]) / std::sqrt(var[o] + epsilon) * gamma[o] + beta[o]);
   }
   return y;
 }
@@ -92,6 +99,17 @@ TEST_CASE("a Conv followed by BatchNormalization becomes one Conv writing the BN
   // The BN parameters and the old weight are gone; nothing unused is left behind.
   CHECK(out.graph().initializer_size() == 2);
   check_equivalent(model, out, 1e-6);
+}
+
+TEST_CASE("the BatchNormalization's epsilon is its attribute's, not the default (TensorFlow exports use 1e-3)") {
+  for (float epsilon : {1e-3f, 0.25f}) {
+    CAPTURE(epsilon);
+    auto model = test::conv_bn_model(3, true);
+    attr::set_float(*model.mutable_graph()->mutable_node(1), "epsilon", epsilon);
+    auto [out, report] = convert_model(model);
+    REQUIRE(report.matches.at(0).applied);
+    check_equivalent(model, out, 1e-6);
+  }
 }
 
 TEST_CASE("a Conv without bias gains one") {
@@ -161,7 +179,10 @@ TEST_CASE("training-mode BatchNormalization is left alone, with the reason") {
   auto three_outputs = test::conv_bn_model(3, true, 13);
   three_outputs.mutable_graph()->mutable_node(1)->add_output("running_mean");
   three_outputs.mutable_graph()->mutable_node(1)->add_output("running_var");
-  for (const auto& model : {with_attr, three_outputs}) {
+  auto two_outputs = test::conv_bn_model(3, true, 15);  // one running statistic is enough
+  two_outputs.mutable_graph()->mutable_node(1)->add_output("");
+  two_outputs.mutable_graph()->mutable_node(1)->add_output("running_var");
+  for (const auto& model : {with_attr, three_outputs, two_outputs}) {
     auto [out, report] = convert_model(model);
     CHECK(out.graph().node_size() == 2);
     REQUIRE(report.matches.size() == 1);
@@ -196,6 +217,63 @@ TEST_CASE("a folded weight its type cannot hold refuses the fold, naming the fir
                Contains(std::string("would give the value ") + value) && Contains("which float cannot hold"));
     CHECK(out.graph().node_size() == 2);
   }
+}
+
+TEST_CASE("a folded bias its type cannot hold refuses the fold, though every folded weight fits") {
+  // Channel 0: scale 10 (gamma 10, var 1 - epsilon), mean 3.4e38: the shift -3.4e39 is finite in
+  // double, past float's range, while the weights only grow tenfold.
+  auto model = test::conv_bn_model(3, false);
+  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.name() == "gamma") t.set_float_data(0, 10.0f);
+    if (t.name() == "var") t.set_float_data(0, 1.0f - 1e-5f);
+    if (t.name() == "mean") t.set_float_data(0, 3.4e38f);
+  }
+  auto [out, report] = convert_model(model);
+  REQUIRE(report.matches.size() == 1);
+  CHECK_FALSE(report.matches[0].applied);
+  CHECK_THAT(report.matches[0].reason, Contains("would give the value -3.39999") && Contains("which float cannot hold"));
+  CHECK(out.graph().node_size() == 2);
+}
+
+TEST_CASE("a BatchNormalization whose scale or shift is not finite is not folded, with the reason") {
+  // A negative epsilon under a small variance: sqrt of a negative number. A variance of exactly
+  // -epsilon: a division by zero. An infinite mean: an infinite shift.
+  struct Case {
+    const char* what;
+    float epsilon, var0, mean0;
+  };
+  for (const auto& c : {Case{"negative epsilon", -1.0f, 0.5f, 0.0f}, Case{"var = -epsilon", 1e-5f, -1e-5f, 0.0f},
+                        Case{"infinite mean", 1e-5f, 0.5f, std::numeric_limits<float>::infinity()}}) {
+    CAPTURE(c.what);
+    auto model = test::conv_bn_model(3, true);
+    attr::set_float(*model.mutable_graph()->mutable_node(1), "epsilon", c.epsilon);
+    for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+      if (t.name() == "var") t.set_float_data(0, c.var0);
+      if (t.name() == "mean") t.set_float_data(0, c.mean0);
+    }
+    auto [out, report] = convert_model(model);
+    REQUIRE(report.matches.size() == 1);
+    CHECK_FALSE(report.matches[0].applied);
+    CHECK_THAT(report.matches[0].reason, Contains("BatchNormalization 'bn' channel 0: scale / sqrt(var + epsilon)") &&
+                                             Contains("are not both finite"));
+    CHECK(out.graph().node_size() == 2);
+  }
+}
+
+TEST_CASE("BatchNormalization with spatial=0, or before opset 7 without is_test, is not folded") {
+  auto per_activation = test::conv_bn_model(3, true, 7);
+  attr::set_int(*per_activation.mutable_graph()->mutable_node(1), "spatial", 0);
+  auto not_test = test::conv_bn_model(3, true, 6);
+  auto is_test = test::conv_bn_model(3, true, 6);
+  attr::set_int(*is_test.mutable_graph()->mutable_node(1), "is_test", 1);
+  auto reason = [](const onnx::ModelProto& m) {
+    auto [out, report] = convert_model(m);
+    REQUIRE(report.matches.size() == 1);
+    return report.matches[0].applied ? std::string("applied") : report.matches[0].reason;
+  };
+  CHECK(reason(per_activation) == "BatchNormalization 'bn' normalises per activation (spatial=0)");
+  CHECK(reason(not_test) == "BatchNormalization 'bn' is not marked is_test=1 (opset 6)");
+  CHECK(reason(is_test) == "applied");
 }
 
 TEST_CASE("parameters that are graph inputs are not constants and are not folded") {

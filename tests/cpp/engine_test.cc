@@ -77,6 +77,14 @@ std::vector<Options> option_sets() {
   Options no_fold;
   no_fold.fold_batch_norm = false;
   sets.push_back(no_fold);
+  // FPQ: conv biases move into BatchNorms (new nodes between a conv and its readers), and with
+  // folding asked for, the folds come first and their convs are left alone.
+  for (bool fold : {false, true}) {
+    Options fpq;
+    fpq.fixed_point = lattice::FixedPoint::kFpq;
+    fpq.fold_batch_norm = fold;
+    sets.push_back(fpq);
+  }
   return sets;
 }
 
@@ -264,7 +272,8 @@ TEST_CASE("the incremental engine converts every fixture as the full-rebuild ref
     auto parsed = lattice::parse_model(test::bytes(test::fixture(name)));
     if (!parsed) continue;  // fixtures of bad input: refused before the engine runs
     for (const auto& options : option_sets()) {
-      INFO(name << " target " << options.target << (options.fold_batch_norm ? "" : " --no-fold-bn"));
+      INFO(name << " target " << options.target << (options.folds_batch_norm() ? "" : " --no-fold-bn")
+           << " --fixed-point " << lattice::fixed_point_name(options.fixed_point));
       same_as_reference(*parsed, options);
     }
   }
@@ -275,7 +284,8 @@ TEST_CASE("the incremental engine matches the reference on random rewrite sequen
   for (uint32_t seed = 0; seed < 300; ++seed) {
     onnx::ModelProto model = RandomModel(seed).build();
     for (const auto& options : option_sets()) {
-      INFO("seed " << seed << " target " << options.target << (options.fold_batch_norm ? "" : " --no-fold-bn"));
+      INFO("seed " << seed << " target " << options.target << (options.folds_batch_norm() ? "" : " --no-fold-bn")
+           << " --fixed-point " << lattice::fixed_point_name(options.fixed_point));
       Outcome out = same_as_reference(model, options);
       applied += out.applied;
       refused += out.refused;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <optional>
 
 #include "core/convert.h"
 #include "core/onnx/external_data.h"
@@ -54,6 +55,9 @@ TEST_CASE("locations outside the model's folder are refused, naming the tensor")
     REQUIRE_FALSE(s);
     CHECK_THAT(s.error().message, Catch::Contains("initializer 'w'"));
   }
+  auto nul = lattice::check_location(std::string("w.bin\0x", 7), "initializer 'w'");
+  REQUIRE_FALSE(nul);
+  CHECK_THAT(nul.error().message, Catch::Contains("not a file name (it holds a NUL byte)"));
   for (std::string good : {"m.onnx.data", "weights/w.bin", "a..b", "..a"}) {
     CAPTURE(good);
     CHECK(lattice::check_location(good, "initializer 'w'"));
@@ -72,6 +76,12 @@ TEST_CASE("a reference beyond its file or of the wrong length is refused before 
       if (e.key() == "offset") e.set_value(std::to_string(data.files["m.onnx.data"].size()));
     }
   }
+  SECTION("ending one byte past the end") {
+    uint64_t length = lattice::stored_ref(*w).length;
+    for (auto& e : *w->mutable_external_data()) {
+      if (e.key() == "offset") e.set_value(std::to_string(data.files["m.onnx.data"].size() - length + 1));
+    }
+  }
   SECTION("length not what the dims need") {
     for (auto& e : *w->mutable_external_data()) {
       if (e.key() == "length") e.set_value("4");
@@ -86,6 +96,53 @@ TEST_CASE("a reference beyond its file or of the wrong length is refused before 
   auto result = lattice::convert(test::bytes(bytes), {}, {}, &data, "out.onnx.data");
   REQUIRE_FALSE(result);
   CHECK_THAT(result.error().message, Catch::Contains("initializer '" + w->name() + "'"));
+  CHECK(data.reads == 0);
+}
+
+TEST_CASE("a reference may end exactly at the end of its file, not one byte past it") {
+  // A float tensor of dims [4] (16 bytes) in a 20-byte file: offsets 0 to 4 fit, 5 does not.
+  MemoryData data;
+  data.files["w.bin"] = std::string(20, '\x01');
+  auto tensor = [](std::optional<uint64_t> offset, std::optional<uint64_t> length) {
+    onnx::TensorProto t;
+    t.set_name("w");
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(4);
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto key = [&](const char* k, const std::string& v) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    key("location", "w.bin");
+    if (offset) key("offset", std::to_string(*offset));
+    if (length) key("length", std::to_string(*length));
+    return t;
+  };
+  auto ref = [&](std::optional<uint64_t> offset, std::optional<uint64_t> length) {
+    return lattice::external_ref(tensor(offset, length), "initializer 'w'", data);
+  };
+  auto at_end = ref(4, 16);
+  REQUIRE(at_end);
+  CHECK(at_end->offset == 4);
+  CHECK(at_end->length == 16);
+  auto rest = ref(4, std::nullopt);  // no length: the rest of the file
+  REQUIRE(rest);
+  CHECK(rest->length == 16);
+
+  auto past = ref(5, 16);
+  REQUIRE_FALSE(past);
+  CHECK(past.error().message ==
+        "initializer 'w' keeps its data at offset 5 length 16 of 'w.bin', beyond the end of that file (20 bytes)");
+  // An offset one past the end, without a length, is beyond the file too (not a huge length).
+  auto offset_past = ref(21, std::nullopt);
+  REQUIRE_FALSE(offset_past);
+  CHECK(offset_past.error().message ==
+        "initializer 'w' keeps its data at offset 21 length 0 of 'w.bin', beyond the end of that file (20 bytes)");
+  // What fits but is not what the dims need.
+  auto short_rest = ref(5, std::nullopt);
+  REQUIRE_FALSE(short_rest);
+  CHECK(short_rest.error().message == "initializer 'w' keeps 15 bytes in 'w.bin', but dims [4] of type float need 16 bytes");
   CHECK(data.reads == 0);
 }
 

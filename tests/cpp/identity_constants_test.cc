@@ -56,6 +56,7 @@ TEST_CASE("a BatchNorm bias read through Identity is folded, and the shared orig
   for (const char* name : {"bn1.bias", "conv1.bias"}) {
     const auto* before = find_initializer(*original, name);
     const auto* after = find_initializer(out, name);
+    REQUIRE(before);
     REQUIRE(after);
     CHECK(after->SerializeAsString() == before->SerializeAsString());
   }

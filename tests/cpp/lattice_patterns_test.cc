@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "core/convert.h"
 #include "core/graph/shapes.h"
@@ -22,11 +23,13 @@ namespace {
 
 struct Converted : test::Converted {
 
-  const onnx::NodeProto* node(const std::string& name) const {
+  // Helpers fail the test case with a message, never crash the run, when what they look for is missing.
+  const onnx::NodeProto& node(const std::string& name) const {
     for (const auto& n : model.graph().node()) {
-      if (n.name() == name) return &n;
+      if (n.name() == name) return n;
     }
-    return nullptr;
+    FAIL("no node " << name);
+    throw std::logic_error("unreachable");
   }
   // The node writing `tensor`.
   const onnx::NodeProto& producer(const std::string& tensor) const {
@@ -46,6 +49,11 @@ struct Converted : test::Converted {
       if (w.pattern == pattern) out.push_back(w.message);
     }
     return out;
+  }
+  std::string first_warning_of(const std::string& pattern) const {
+    auto all = warnings_of(pattern);
+    if (all.empty()) FAIL("no warning of " << pattern);
+    return all.front();
   }
   const MatchRecord* match(const std::string& id) const {
     for (const auto& m : report.matches) {
@@ -73,7 +81,11 @@ Options only(const std::string& pattern, const std::string& target = "lattice") 
   return o;
 }
 
-std::vector<int64_t> ints(const onnx::NodeProto& n, const char* name) { return *attr::get_ints(n, name); }
+std::vector<int64_t> ints(const onnx::NodeProto& n, const char* name) {
+  auto values = attr::get_ints(n, name);
+  if (!values) FAIL("node '" << n.name() << "' (" << n.op_type() << ") has no attribute '" << name << "'");
+  return *values;
+}
 
 // The weight input of the named node in the fixture as committed.
 std::string original_weight(const std::string& fixture, const std::string& node) {
@@ -95,7 +107,8 @@ TEST_CASE("SPPF: three stride-1 MaxPools become Conv 3x3 -> BatchNormalization -
   CHECK(c.match("LatticeSPPFMaxPoolPattern:/sppf5/m/MaxPool")->nodes ==
         std::vector<std::string>{"/sppf5/m/MaxPool", "/sppf5/m_1/MaxPool", "/sppf5/m_2/MaxPool"});
   // Each pool's output is now written by a Relu fed by BN fed by a 3x3 Conv, cascaded.
-  const auto& concat = *c.node("/sppf5/Concat");
+  const auto& concat = c.node("/sppf5/Concat");
+  REQUIRE(concat.input_size() == 4);
   for (int i = 1; i <= 3; ++i) {
     const auto& relu = c.producer(concat.input(i));
     CHECK(relu.op_type() == "Relu");
@@ -119,18 +132,19 @@ TEST_CASE("SPPF: three stride-1 MaxPools become Conv 3x3 -> BatchNormalization -
 TEST_CASE("SPPF advanced: the Conv kernel matches the pool's (nearest of 3, 5, 7)") {
   auto c = convert_fixture("sample.onnx", only("LatticeSPPFMaxPoolAdvancedPattern", "lattice-advanced"));
   for (const char* concat_name : {"/sppf5/Concat", "/sppf3/Concat"}) {
-    const auto& concat = *c.node(concat_name);
+    const auto& concat = c.node(concat_name);
+    REQUIRE(concat.input_size() == 4);
     const auto& conv = c.producer(c.producer(c.producer(concat.input(1)).input(0)).input(0));
     int64_t k = std::string(concat_name) == "/sppf5/Concat" ? 5 : 3;
     CHECK(ints(conv, "kernel_shape") == std::vector<int64_t>{k, k});
     CHECK(ints(conv, "pads") == std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
   }
-  CHECK_THAT(c.warnings_of("LatticeSPPFMaxPoolAdvancedPattern")[0], Contains("Conv(kernel_size=(5, 5))"));
+  CHECK_THAT(c.first_warning_of("LatticeSPPFMaxPoolAdvancedPattern"), Contains("Conv(kernel_size=(5, 5))"));
 }
 
 TEST_CASE("stride-2 SAME Conv before a MaxPool: an explicit bottom/right Pad and a Conv without pads") {
   auto c = convert_fixture("sample.onnx", only("LatticeStride2AsymPadConvMaxPoolPattern"));
-  const auto& conv = *c.node("/down/down.0/down.0.0/Conv");
+  const auto& conv = c.node("/down/down.0/down.0.0/Conv");
   CHECK(ints(conv, "pads") == std::vector<int64_t>{0, 0, 0, 0});
   CHECK(ints(conv, "strides") == std::vector<int64_t>{2, 2});
   const auto& pad = c.producer(conv.input(0));
@@ -147,7 +161,7 @@ TEST_CASE("a 7x7 stride-2 stem becomes Pad(bottom 1, right 1) + a re-initialised
   for (const char* fixture : {"resnet_stem.onnx", "resnet_stem_opset9.onnx"}) {
     INFO(fixture);
     auto c = convert_fixture(fixture, only("LatticeStride2AsymPadConvMaxPoolPattern"));
-    const auto& conv = *c.node("/stem/stem.0/Conv");
+    const auto& conv = c.node("/stem/stem.0/Conv");
     CHECK(ints(conv, "kernel_shape") == std::vector<int64_t>{3, 3});
     const auto& pad = c.producer(conv.input(0));
     bool opset9 = std::string(fixture).find("opset9") != std::string::npos;
@@ -159,7 +173,7 @@ TEST_CASE("a 7x7 stride-2 stem becomes Pad(bottom 1, right 1) + a re-initialised
     }
     auto w = c.shape(conv.input(1));
     CHECK(w == Shape{8, 3, 3, 3});
-    CHECK_THAT(c.warnings_of("LatticeStride2AsymPadConvMaxPoolPattern")[0],
+    CHECK_THAT(c.first_warning_of("LatticeStride2AsymPadConvMaxPoolPattern"),
                Contains("Conv(kernel_size=(7, 7), stride=(2, 2), padding=(3, 3)) snapped to Pad((0, 1, 0, 1)) + "
                         "Conv(kernel_size=(3, 3), stride=(2, 2), padding=(0, 0)) — weights reinitialized"));
   }
@@ -175,13 +189,13 @@ TEST_CASE("re-initialised weights are deterministic: two conversions give the sa
 
 TEST_CASE("stride-2 Conv without a MaxPool after it: stride 1, weights kept, then a 2x2 stride-2 MaxPool") {
   auto c = convert_fixture("mobilenet_blocks.onnx", only("LatticeStride2ConvBnReLUPattern"));
-  const auto& dw = *c.node("/dw/dw.0/Conv");
+  const auto& dw = c.node("/dw/dw.0/Conv");
   CHECK(ints(dw, "strides") == std::vector<int64_t>{1, 1});
   CHECK(attr::get_int(dw, "group", 1) == 8);
   CHECK(dw.input(1) == original_weight("mobilenet_blocks.onnx", "/dw/dw.0/Conv"));  // the same weight tensor
   // Conv -> BN -> MaxPool(2x2, s2, ceil) -> Clip (ReLU6 is not a Relu step)
-  const auto& bn = *c.node("/dw/dw.1/BatchNormalization");
-  const auto& clip = *c.node("/dw/dw.2/Clip");
+  const auto& bn = c.node("/dw/dw.1/BatchNormalization");
+  const auto& clip = c.node("/dw/dw.2/Clip");
   const auto& pool = c.producer(clip.input(0));
   CHECK(pool.op_type() == "MaxPool");
   CHECK(pool.input(0) == bn.output(0));
@@ -190,6 +204,7 @@ TEST_CASE("stride-2 Conv without a MaxPool after it: stride 1, weights kept, the
   // 31 -> 16 -> 8: ceil_mode keeps the sizes of the stride-2 convs on odd inputs.
   CHECK(c.shape(pool.output(0)) == Shape{1, 8, 8, 8});
   CHECK(c.shape(c.model.graph().output(0).name()) == Shape{1, 16, 8, 8});
+  REQUIRE(c.warnings_of("LatticeStride2ConvBnReLUPattern").size() >= 2);
   CHECK(c.warnings_of("LatticeStride2ConvBnReLUPattern")[1] ==
         "/dw/dw.0/Conv: Conv(stride=(2, 2)) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size=2, stride=2) — "
         "output will differ; retraining recommended.");
@@ -197,13 +212,34 @@ TEST_CASE("stride-2 Conv without a MaxPool after it: stride 1, weights kept, the
 
 TEST_CASE("MaxPool snapping to 2x2 stride 2, and its warning") {
   auto c = convert_fixture("resnet_stem.onnx", only("LatticeMaxPool2dPattern"));
-  const auto& pool = *c.node("/stem/stem.3/MaxPool");
+  const auto& pool = c.node("/stem/stem.3/MaxPool");
   CHECK(ints(pool, "kernel_shape") == std::vector<int64_t>{2, 2});
   CHECK(ints(pool, "strides") == std::vector<int64_t>{2, 2});
   CHECK(ints(pool, "pads") == std::vector<int64_t>{0, 0, 0, 0});
-  CHECK(c.warnings_of("LatticeMaxPool2dPattern")[0] ==
+  CHECK(c.first_warning_of("LatticeMaxPool2dPattern") ==
         "/stem/stem.3/MaxPool: MaxPool snapped from kernel_size=(3, 3) stride=(2, 2) padding=(1, 1) to "
         "kernel_size=(2, 2) stride=(2, 2) padding=(0, 0) — output will differ");
+}
+
+TEST_CASE("the emitted 2x2 pool has ceil_mode 1 from opset 10, where it exists, and floors before") {
+  // x[1, 4, 5, 5] -> MaxPool(3x3, stride 1, pads 1) -> y: snapped to 2x2 stride 2.
+  for (int opset : {9, 10}) {
+    CAPTURE(opset);
+    onnx::ModelProto m = test::tiny_model();
+    m.mutable_opset_import(0)->set_version(opset);
+    auto& g = *m.mutable_graph();
+    g.mutable_node()->Clear();
+    test::set_input_shape(*g.mutable_input(0), "x", {1, 4, 5, 5});
+    auto& pool = test::add_node(g, "MaxPool", "pool", {"x"}, {"y"});
+    attr::set_ints(pool, "kernel_shape", {3, 3});
+    attr::set_ints(pool, "pads", {1, 1, 1, 1});
+    Converted c{test::convert_bytes(m.SerializeAsString(), only("LatticeMaxPool2dPattern"))};
+    const auto& snapped = c.producer("y");
+    CHECK(ints(snapped, "kernel_shape") == std::vector<int64_t>{2, 2});
+    if (opset < 10) CHECK(attr::find(snapped, "ceil_mode") == nullptr);  // opset 9 has no such attribute
+    CHECK(attr::get_int(snapped, "ceil_mode", 0) == (opset >= 10 ? 1 : 0));
+    CHECK(c.shape("y") == (opset >= 10 ? Shape{1, 4, 3, 3} : Shape{1, 4, 2, 2}));
+  }
 }
 
 TEST_CASE("a MaxPool snap that would halve one input of a Concat is not applied, and goes to the audit") {
@@ -212,7 +248,7 @@ TEST_CASE("a MaxPool snap that would halve one input of a Concat is not applied,
   REQUIRE(m);
   CHECK_FALSE(m->applied);
   CHECK_THAT(m->reason, Contains("Concat '/Concat' would join inputs of shapes [1, 4, 16, 16], [1, 4, 16, 16], [1, 4, 8, 8]"));
-  CHECK(ints(*c.node("/pool/MaxPool"), "kernel_shape") == std::vector<int64_t>{3, 3});
+  CHECK(ints(c.node("/pool/MaxPool"), "kernel_shape") == std::vector<int64_t>{3, 3});
   bool audited = std::any_of(c.report.unsupported.begin(), c.report.unsupported.end(),
                              [](const auto& u) { return u.node == "/pool/MaxPool"; });
   CHECK(audited);
@@ -224,20 +260,21 @@ TEST_CASE("global average pools written as AveragePool or ReduceMean become Glob
   CHECK(c.count("AveragePool") == 0);
   CHECK(c.count("ReduceMean") == 0);
   CHECK(c.report.warnings.empty());
+  REQUIRE(c.match("LatticeGlobalAvgPoolPattern:/ReduceMean"));
   CHECK(c.match("LatticeGlobalAvgPoolPattern:/ReduceMean")->numerically_equivalent);
 }
 
 TEST_CASE("Conv snapping: kernel, stride and pads to the nearest accepted, weights re-initialised when they change") {
   auto c = convert_fixture("odd_convs.onnx", only("LatticeConv2dPattern"));
-  const auto& c5 = *c.node("/c5/Conv");
+  const auto& c5 = c.node("/c5/Conv");
   CHECK(ints(c5, "kernel_shape") == std::vector<int64_t>{3, 3});
   CHECK(ints(c5, "pads") == std::vector<int64_t>{1, 1, 1, 1});
   CHECK(c.shape(c5.input(1)) == Shape{8, 3, 3, 3});
   CHECK(c.shape(c5.input(2)) == Shape{8});
-  const auto& c1s2 = *c.node("/c1s2/Conv");  // a 1x1 with stride 2 becomes a 3x3
+  const auto& c1s2 = c.node("/c1s2/Conv");  // a 1x1 with stride 2 becomes a 3x3
   CHECK(ints(c1s2, "kernel_shape") == std::vector<int64_t>{3, 3});
   CHECK(ints(c1s2, "strides") == std::vector<int64_t>{2, 2});
-  const auto& nopad = *c.node("/nopad/Conv");  // same kernel: weights kept, pads fixed
+  const auto& nopad = c.node("/nopad/Conv");  // same kernel: weights kept, pads fixed
   CHECK(nopad.input(1) == original_weight("odd_convs.onnx", "/nopad/Conv"));
   CHECK(ints(nopad, "pads") == std::vector<int64_t>{1, 1, 1, 1});
   auto warnings = c.warnings_of("LatticeConv2dPattern");
@@ -254,8 +291,8 @@ TEST_CASE("Conv snapping: kernel, stride and pads to the nearest accepted, weigh
 
 TEST_CASE("lattice-advanced keeps 5x5 and 7x7 stride-1 convolutions") {
   auto c = convert_fixture("odd_convs.onnx", only("LatticeConv2dPattern", "lattice-advanced"));
-  CHECK(ints(*c.node("/c5/Conv"), "kernel_shape") == std::vector<int64_t>{5, 5});
-  CHECK(ints(*c.node("/c7/Conv"), "kernel_shape") == std::vector<int64_t>{7, 7});
+  CHECK(ints(c.node("/c5/Conv"), "kernel_shape") == std::vector<int64_t>{5, 5});
+  CHECK(ints(c.node("/c7/Conv"), "kernel_shape") == std::vector<int64_t>{7, 7});
   CHECK_FALSE(c.match("LatticeConv2dPattern:/c5/Conv"));
 }
 

@@ -117,7 +117,7 @@ TEST_CASE("conversions that leave tensor data in the file equal those that read 
     CAPTURE(path);
     std::string bytes = test::read_file(path);
     for (const auto& options : option_sets) {
-      CAPTURE(options.target, options.fold_batch_norm, static_cast<int>(options.layout));
+      CAPTURE(options.target, options.folds_batch_norm(), static_cast<int>(options.layout));
       test::MemoryData reads;
       reads.files[kInputLocation] = bytes;
       auto left = convert(reads, bytes.size(), options, {}, &reads, "out.onnx.data", small);

@@ -26,7 +26,7 @@ test('the report carries the options and the input statistics', () => {
   const { report } = lattice.convert(bytes, { target: 'none', foldBatchNorm: false });
   assert.equal(report.target, 'none');
   assert.deepEqual(report.options, {
-    target: 'none', fold_batch_norm: false, only: [], skip: [], skip_matches: [], dry_run: false, data_layout: 'keep',
+    target: 'none', fold_batch_norm: false, only: [], skip: [], skip_matches: [], dry_run: false, data_layout: 'keep', snap_weights: 'reinit',
   });
   assert.equal(report.input.opset, 13);
   assert.equal(report.input.op_counts.Conv, 1);

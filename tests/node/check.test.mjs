@@ -45,6 +45,15 @@ test('compareTensor: allclose per element, NaN against NaN equal, a new NaN or i
   assert.equal(inf.pass, false);
 });
 
+test('compareTensor: a scaled atol is relative to the largest |value|, as float rounding is', () => {
+  const a = tensor([100, 0.1]), b = tensor([100, 0.1 + 5e-5]);
+  assert.equal(compareTensor('y', a, b).pass, false, 'onnxsim\'s atol 1e-5 is absolute');
+  const scaled = compareTensor('y', a, b, { rtol: 1e-4, atol: 1e-5, scaled: true });
+  assert.equal(scaled.atol_used, 1e-5 * 100);
+  assert.equal(scaled.pass, true);
+  assert.equal(compareTensor('y', tensor([0.5]), tensor([0.5 + 2.5e-5]), { rtol: 0, atol: 1e-5, scaled: true }).pass, false, 'never below atol itself');
+});
+
 test('compareTensor: p99 of |Δ| over 1000 elements', () => {
   const a = new Array(1000).fill(0), b = Array.from({ length: 1000 }, (_, i) => i / 1000);
   const e = compareTensor('y', tensor(a), tensor(b));
@@ -245,9 +254,10 @@ try { await c.check(${JSON.stringify(fixture('sample.onnx'))}, ${JSON.stringify(
 
 test('the check never blocks the caller: a 10 ms ticker keeps ticking while ResNet-50 is checked', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async (t) => {
   const model = join(ZOO, 'resnet50.onnx');
-  // The same ticker idle first, for the record: on a loaded 2-core machine timers are late by
-  // themselves, and the worker's threads compete for the cores. What this guards against is the
-  // runtime on the caller's thread: creating ResNet-50's session alone blocks it for seconds.
+  // The same ticker idle first: on a loaded 2-core machine timers are late by themselves (200 ms
+  // seen while other builds ran), and the worker's threads compete for the cores. What this
+  // guards against is the runtime on the caller's thread: creating ResNet-50's session alone
+  // blocks it for seconds, far past either bound.
   const longestGap = async (work) => {
     let last = performance.now(), gap = 0;
     const ticker = setInterval(() => { const now = performance.now(); gap = Math.max(gap, now - last); last = now; }, 10);
@@ -261,5 +271,5 @@ test('the check never blocks the caller: a 10 ms ticker keeps ticking while ResN
   assert.equal(result.pass, true);
   t.diagnostic(`ResNet-50 checked against itself in ${Math.round(performance.now() - started)} ms; the ticker's longest gap ` +
     `${gap.toFixed(1)} ms (idle: ${idle.gap.toFixed(1)} ms)`);
-  assert.ok(gap <= 250, `the event loop was blocked for ${gap} ms (idle ${idle.gap} ms)`);
+  assert.ok(gap <= Math.max(250, 2 * idle.gap + 100), `the event loop was blocked for ${gap} ms (idle ${idle.gap} ms)`);
 });

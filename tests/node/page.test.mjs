@@ -367,6 +367,26 @@ test('a 1.5 GiB external-data model is written inline in a heap under 256 MiB, t
   });
 });
 
+// Issue 23: the core reads synchronously, one slow FileReaderSync call per range; the worker reads
+// what it will need ahead, in large asynchronous reads (web/read-ahead.js). A model over the size
+// read whole is planned: the weight the fold reads is read ahead once, and the core reads nothing
+// of the File itself, neither to check the fold nor to write it.
+test('a fold\'s weight is read once, ahead, and the core reads nothing synchronously; the CLI\'s bytes', async () => {
+  await convertHuge('fold.onnx', 'fold', [24 * 2 ** 20], {
+    check: async ({ page, model, folder }) => {
+      const worker = page.workers().find((w) => /\/worker\.js$/.test(w.url()));
+      const { ahead, planned, counts } = await worker.evaluate(() => self.profile);
+      assert.ok(ahead.planMs > 0, 'planned, not read whole');
+      assert.equal(ahead.reads, 1, 'one read ahead');
+      assert.ok(ahead.bytes >= 24 * 2 ** 20 - 2 ** 20 && ahead.bytes < statSync(model).size, `${ahead.bytes} bytes read ahead`);
+      assert.equal(counts.reads - planned.reads, 0, 'no synchronous read in the conversion, after its plan');
+      assert.ok(counts.heldBytes >= 2 * ahead.bytes, 'the weight read twice (checked, written) from what was read ahead');
+      const download = await downloadFile(page, 'download');
+      await sameFile(download.path, cliOutput(model, 'fold.lattice.onnx', [], folder));
+    },
+  });
+});
+
 test('no request left 127.0.0.1', () => {
   assert.ok(requests.length > 0);
   const elsewhere = requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:'));
@@ -1051,6 +1071,33 @@ test('axe-core finds no serious or critical violation after a conversion', async
   const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.length}) ${v.nodes.slice(0, 2).map((n) => n.target).join(' ')}`), []);
   console.log(`# axe-core: ${results.passes.length} rules pass, ${results.violations.length} violations, none serious or critical`);
+  await context.close();
+});
+
+test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point fpq`, and shows the fit', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
+  await waitDone(page);
+  assert.equal(await page.isHidden('[data-testid="fixed-point-summary"]'), true, 'no summary without a scheme');
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  assert.equal(await page.isChecked('[data-testid="fold-bn"]'), false);
+  const { name } = await checkAgainstCli(page, fixture('bn_scales_up.onnx'), ['--fixed-point', 'fpq']);
+  assert.equal(name, 'bn_scales_up.lattice.fpq.onnx');
+  assert.match(await page.textContent('[data-testid="fixed-point-summary"]'),
+    /^FPQ: 1 of 2 layers clip, 0 more over the 10\.0 % error threshold; 0 of 1 BatchNorms out of range/);
+  // Folding asked for under FPQ: the folded conv clips too, and the node's properties say by how much.
+  await page.check('[data-testid="fold-bn"]');
+  await waitDone(page);
+  const { name: folded } = await checkAgainstCli(page, fixture('bn_scales_up.onnx'), ['--fixed-point', 'fpq', '--fold-bn']);
+  assert.equal(folded, 'bn_scales_up.lattice.fpq.fold.onnx');
+  await page.click('[data-testid="graph-node"][data-node="/conv_a/Conv"]');
+  assert.match(await page.textContent('[data-testid="node-props"]'), /Fixed point \(FPQ\)clips 80\.6 %/);
+  // A QDQ model: the notice, said once.
+  await page.setInputFiles('[data-testid="file-input"]', fixture('qdq.onnx'));
+  await waitDone(page);
+  assert.match(await page.textContent('[data-testid="quantization"]'), /quantizes the float model itself/);
+  assert.deepEqual(consoleErrors, []);
   await context.close();
 });
 

@@ -1,10 +1,12 @@
 // A 2-D Conv outside the target's kernels, strides or pads k/2 is snapped to the nearest one
-// the target accepts. Weights are kept when their shape stays, else re-initialised; dilation
-// and groups are left as they are (the audit names a dilation the hardware lacks).
+// the target accepts. Weights are kept when their shape stays, else re-initialised or
+// transferred (--snap-weights); dilation and groups are left as they are (the audit names a
+// dilation the hardware lacks).
 #include "core/onnx/attributes.h"
 #include "core/patterns/lattice/emit.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/patterns/lattice/patterns.h"
+#include "core/patterns/lattice/weight_transfer.h"
 
 namespace lattice {
 namespace {
@@ -33,18 +35,29 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   attr::set_ints(snapped, "kernel_shape", kernel);
   attr::set_ints(snapped, "strides", strides);
   attr::set_ints(snapped, "pads", pads);
-  if (kernel != w.kernel) {
-    reinitialise_conv(ctx, snapped, label, to.kernel, names, r);
-    r.warnings.push_back(fmt::format(
-        "{}: kernel_size snapped from {} to {} — weights reinitialized, output will differ; retraining recommended.",
-        label, tuple(w.kernel), tuple(kernel)));
-  }
   std::vector<int64_t> old_pads{w.pads[0], w.pads[1]}, new_pads{pads[0], pads[1]};
+  std::string stride_pads = fmt::format(
+      "{}/{} to {}/{}", tuple(w.strides),
+      tuple(w.pads == std::vector<int64_t>{w.pads[0], w.pads[1], w.pads[0], w.pads[1]} ? old_pads : w.pads),
+      tuple(strides), tuple(new_pads));
+  if (kernel != w.kernel) {
+    std::array<TapAxis, 2> from = tap_axes(w), onto = from;
+    for (size_t a = 0; a < 2; ++a) onto[a] = {to.kernel, w.dilations[a], pads[a], pads[a + 2], to.stride};
+    auto weights = snap_conv_weights(ctx, snapped, label, from, onto, names, r);
+    if (!weights) return weights.error();
+    if (weights->exact) {  // the new window reads what the old one did: one warning, saying so
+      r.warnings.push_back(fmt::format("{}: kernel_size snapped from {} to {}, stride/padding from {} — {}: output "
+                                       "unchanged (numerically equivalent).",
+                                       label, tuple(w.kernel), tuple(kernel), stride_pads, weights->what));
+      r.nodes.push_back(std::move(snapped));
+      return r;
+    }
+    r.warnings.push_back(fmt::format("{}: kernel_size snapped from {} to {} — {}, output will differ; retraining recommended.",
+                                     label, tuple(w.kernel), tuple(kernel), weights->what));
+  }
   if (strides != w.strides || w.pads != pads) {
-    r.warnings.push_back(fmt::format(
-        "{}: stride/padding snapped from {}/{} to {}/{} — output will differ; retraining recommended.", label,
-        tuple(w.strides), tuple(w.pads == std::vector<int64_t>{w.pads[0], w.pads[1], w.pads[0], w.pads[1]} ? old_pads : w.pads),
-        tuple(strides), tuple(new_pads)));
+    r.warnings.push_back(fmt::format("{}: stride/padding snapped from {} — output will differ; retraining recommended.",
+                                     label, stride_pads));
   }
   r.nodes.push_back(std::move(snapped));
   return r;

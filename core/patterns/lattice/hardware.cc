@@ -5,6 +5,7 @@
 
 #include <fmt/ranges.h>
 
+#include "core/fixed_point/scheme.h"
 #include "core/onnx/attributes.h"
 #include "core/onnx/domain.h"
 #include "core/pattern/pattern.h"
@@ -221,11 +222,19 @@ Json hardware_json() {
                  .set("source", row.source)
                  .set("note", row.note));
   }
+  Json schemes = Json::array();
+  for (const auto& row : fixed_point::scheme_rows()) {
+    schemes.push(Json::object().set("op", row.op).set("layer", row.layer).set("fpq", row.fpq).set("lsq", row.lsq));
+  }
   return Json::object()
       .set("follows", "where the sources disagree, the targets follow the seed (Embedl Deploy's Lattice backend)")
       .set("targets", std::move(targets))
       .set("operators", std::move(ops))
-      .set("otherwise", "any other operator is not one the accelerator runs (assumed)");
+      .set("otherwise", "any other operator is not one the accelerator runs (assumed)")
+      .set("fixed_point", Json::object()
+                              .set("source", fmt::format("{}; FPQ {}, LSQ {}", fixed_point::kSchemesSource,
+                                                         fixed_point::kFpqTable, fixed_point::kLsqTable))
+                              .set("operators", std::move(schemes)));
 }
 
 std::string hardware_text() {
@@ -238,6 +247,14 @@ std::string hardware_text() {
   for (const auto& row : operator_table()) {
     s += fmt::format("{:<20} {}{}{}\n", row.op, row.runs ? "runs" : "no", row.condition.empty() ? "" : "  ", row.condition);
     s += fmt::format("{:<25} source: {}{}\n", "", row.source, row.note.empty() ? "" : fmt::format(" — {}", row.note));
+  }
+  s += fmt::format("\nFixed point (--fixed-point fpq|lsq), the sensAI ML engine's two schemes. Sources: {}; FPQ {}, "
+                   "LSQ {}.\n\n",
+                   fixed_point::kSchemesSource, fixed_point::kFpqTable, fixed_point::kLsqTable);
+  for (const auto& row : fixed_point::scheme_rows()) {
+    s += fmt::format("{} ({})\n", row.op, row.layer);
+    s += fmt::format("{:<25} FPQ: {}\n", "", row.fpq.empty() ? "not listed" : row.fpq);
+    s += fmt::format("{:<25} LSQ: {}\n", "", row.lsq.empty() ? "not listed" : row.lsq);
   }
   return s;
 }

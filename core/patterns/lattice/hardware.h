@@ -17,11 +17,6 @@ namespace lattice {
 struct Target;
 struct MatchContext;
 
-struct ConvKernel {
-  int64_t size;                  // square kernels only
-  std::vector<int64_t> strides;  // accepted strides (equal on both axes)
-};
-
 // The canonical Lattice max-pool: 2x2, stride 2, no padding (ceil_mode 1 when emitted).
 inline constexpr int64_t kPoolKernel = 2, kPoolStride = 2;
 

@@ -1,12 +1,14 @@
 // A stride-2 Conv with SAME padding whose chain ends in a MaxPool: Lattice pads stride-2
 // convolutions on the bottom and right only, so the symmetric pads become an explicit Pad.
-// Only 3x3 runs at stride 2: a larger kernel becomes 3x3, re-initialised.
+// Only 3x3 runs at stride 2: a larger kernel becomes 3x3, re-initialised or transferred
+// (--snap-weights).
 #include <algorithm>
 
 #include "core/onnx/attributes.h"
 #include "core/patterns/lattice/emit.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/patterns/lattice/patterns.h"
+#include "core/patterns/lattice/weight_transfer.h"
 
 namespace lattice {
 namespace {
@@ -41,13 +43,17 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   attr::set_ints(new_conv, "pads", {0, 0, 0, 0});
   attr::set_ints(new_conv, "strides", {2, 2});
   if (snap) {
-    reinitialise_conv(ctx, new_conv, label, 3, names, r);
+    // The new window: the Pad's bottom/right 1, then a 3x3 at stride 2 without pads or dilation.
+    std::array<TapAxis, 2> from = tap_axes(c.window), onto{TapAxis{3, 1, 0, 1, 2}, TapAxis{3, 1, 0, 1, 2}};
+    auto weights = snap_conv_weights(ctx, new_conv, label, from, onto, names, r);
+    if (!weights) return weights.error();
     attr::remove(new_conv, "dilations");
     r.warnings.push_back(fmt::format(
         "{}: Conv(kernel_size={}, stride={}, padding={}) snapped to Pad((0, 1, 0, 1)) + Conv(kernel_size=(3, 3), "
-        "stride={}, padding=(0, 0)) — weights reinitialized, output will differ; retraining recommended.",
+        "stride={}, padding=(0, 0)) — {}, {}",
         label, tuple({kh, kw}), tuple(c.window.strides), tuple({c.window.pads[0], c.window.pads[1]}),
-        tuple(c.window.strides)));
+        tuple(c.window.strides), weights->what,
+        weights->exact ? "output unchanged (numerically equivalent)." : "output will differ; retraining recommended."));
   } else {
     r.warnings.push_back(fmt::format(
         "{}: Conv(stride={}, padding={}) replaced with Pad((0, {}, 0, {})) + Conv(stride={}, padding=(0, 0)) — output "

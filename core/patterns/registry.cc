@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "core/patterns/fixed_point/conv_bias_into_batch_norm.h"
 #include "core/patterns/fold/conv_bn.h"
 #include "core/patterns/fold/conv_scale_shift.h"
 #include "core/patterns/lattice/patterns.h"
@@ -12,7 +13,7 @@ std::span<const Pattern* const> all_patterns() {
   static const std::vector<const Pattern*> patterns{
       &sppf_maxpool_pattern(), &sppf_maxpool_advanced_pattern(), &stride2_asym_pad_conv_maxpool_pattern(),
       &stride2_conv_bn_relu_pattern(), &maxpool2d_pattern(), &global_avg_pool_pattern(), &conv2d_pattern(),
-      &conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern()};
+      &conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern(), &fpq_conv_bias_into_batch_norm_pattern()};
   return patterns;
 }
 
@@ -56,13 +57,15 @@ Json catalogue_json() {
       for (const Pattern* c : t.conversion) used = used || c == p;
       if (used) targets.push(t.name);
     }
-    patterns.push(Json::object()
-                      .set("name", p->name)
-                      .set("phase", phase_name(p->phase))
-                      .set("numerically_equivalent", p->numerically_equivalent)
-                      .set("targets", std::move(targets))
-                      .set("matches", p->matches)
-                      .set("emits", p->emits));
+    Json row = Json::object()
+                   .set("name", p->name)
+                   .set("phase", phase_name(p->phase))
+                   .set("numerically_equivalent", p->numerically_equivalent)
+                   .set("targets", std::move(targets))
+                   .set("matches", p->matches)
+                   .set("emits", p->emits);
+    if (p->scheme != FixedPoint::kNone) row.set("fixed_point", fixed_point_name(p->scheme));
+    patterns.push(std::move(row));
   }
   Json targets = Json::array();
   for (const Target& t : all_targets()) {

@@ -1,0 +1,116 @@
+#pragma once
+// A file system in memory behind the CLI's Host interface, for the rules core/cli keeps once
+// (which paths may be written or read, the all-or-nothing order of writing), with failures
+// injected at the n-th temporary file or rename, which a real file system cannot be asked for.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/cli/host.h"
+
+namespace test {
+
+class MemoryHost final : public lattice::Host {
+ public:
+  std::map<std::string, std::string> files;     // path -> contents
+  std::map<std::string, std::string> links;     // path -> target, as readlink gives it
+  std::map<std::string, lattice::FileStat::Kind> specials;  // directories, FIFOs, devices
+  int fail_temporary_at = 0;  // the n-th write_temporary fails (1-based; 0: none)
+  int fail_rename_at = 0;     // the n-th rename fails
+  int temporaries = 0, renames = 0;
+  std::string stdout_bytes;
+
+  lattice::Result<lattice::FileStat> lstat(const std::string& path) override {
+    lattice::FileStat s;
+    if (auto it = files.find(path); it != files.end()) {
+      s.kind = lattice::FileStat::Kind::kRegular;
+      s.size = it->second.size();
+    } else if (links.contains(path)) {
+      s.kind = lattice::FileStat::Kind::kSymlink;
+    } else if (auto sp = specials.find(path); sp != specials.end()) {
+      s.kind = sp->second;
+    }
+    s.identity = path;
+    return s;
+  }
+  lattice::Result<std::string> read_link(const std::string& path) override {
+    auto it = links.find(path);
+    if (it == links.end()) return lattice::error("Invalid argument");
+    return it->second;
+  }
+  lattice::Result<std::string> read_file(const std::string& path) override {
+    auto it = files.find(path);
+    if (it == files.end()) return lattice::error("No such file or directory");
+    return it->second;
+  }
+  // realpath(3) over absolute paths: `.`, `..` and repeated slashes resolved, symlinks followed.
+  lattice::Result<std::string> real_path(const std::string& path) override {
+    std::string p = normal(path);
+    for (int hops = 0; links.contains(p); ++hops) {
+      if (hops == 40) return lattice::error("Too many levels of symbolic links");
+      const std::string& target = links.at(p);
+      p = normal(target.starts_with("/") ? target : p.substr(0, p.rfind('/') + 1) + target);
+    }
+    if (files.contains(p) || specials.contains(p)) return p;
+    return lattice::error("No such file or directory");
+  }
+  lattice::Result<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override {
+    auto it = files.find(path);
+    if (it == files.end()) return lattice::error("No such file or directory");
+    if (offset + length > it->second.size()) return lattice::error("short read");
+    return it->second.substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+  }
+  lattice::Result<std::string> write_temporary(const std::string& path, const std::vector<lattice::Piece>& pieces) override {
+    if (++temporaries == fail_temporary_at) return lattice::error("No space left on device");
+    std::string bytes;
+    for (const auto& piece : pieces) {
+      REQUIRE(piece.source.empty());  // these tests write bytes only
+      REQUIRE_FALSE(piece.produce);
+      bytes += piece.bytes;
+    }
+    std::string tmp = path + ".tmp" + std::to_string(temporaries);
+    files[tmp] = bytes;
+    return tmp;
+  }
+  lattice::Status rename(const std::string& from, const std::string& to) override {
+    if (++renames == fail_rename_at) return lattice::error("Input/output error");
+    auto node = files.extract(from);
+    if (node.empty()) return lattice::error("No such file or directory");
+    node.key() = to;
+    files.erase(to);
+    files.insert(std::move(node));
+    return lattice::ok_status();
+  }
+  void remove(const std::string& path) override { files.erase(path); }
+  lattice::Status write_device(const std::string&, std::string_view) override { return lattice::ok_status(); }
+  lattice::Status out_bytes(std::string_view bytes) override {
+    stdout_bytes += bytes;
+    return lattice::ok_status();
+  }
+  void out(std::string_view) override {}
+  void err(std::string_view) override {}
+  bool err_is_terminal() override { return false; }
+
+ private:
+  static std::string normal(const std::string& path) {
+    std::vector<std::string> parts;
+    for (size_t start = 0; start <= path.size();) {
+      size_t end = std::min(path.find('/', start), path.size());
+      std::string part = path.substr(start, end - start);
+      if (part == "..") {
+        if (!parts.empty()) parts.pop_back();
+      } else if (!part.empty() && part != ".") {
+        parts.push_back(part);
+      }
+      start = end + 1;
+    }
+    std::string out;
+    for (const auto& part : parts) out += "/" + part;
+    return out.empty() ? "/" : out;
+  }
+};
+
+}  // namespace test
