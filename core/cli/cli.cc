@@ -282,7 +282,7 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
     return UsageError{"--check runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)"};
   }
   if (!cmd.inputs.empty()) cmd.job.input = cmd.inputs[0];
-  if (cmd.inputs.size() > 1 || !cmd.out_dir.empty()) {
+  if (convert && (cmd.inputs.size() > 1 || !cmd.out_dir.empty())) {
     if (auto problem = batch_conflict(cmd)) return problem;
   } else if (cmd.reports) {
     return UsageError{"--reports is for several models (or -d); give --report FILE for one"};

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { compareTensor, inputFeeds, withOutputs } from '../../wasm/check.mjs';
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, ROOT, ZOO, fixture, scratch } from './helpers.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const dir = scratch();
 const tensor = (data, dims = [data.length], type = 'float32') => ({ type, dims, data: Float32Array.from(data) });
 

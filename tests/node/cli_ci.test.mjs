@@ -103,7 +103,8 @@ test('every command\'s --help lists its flags, one line each', () => {
   const flags = {
     convert: ['-o, --output', '--report', '--json', '-d, --out-dir', '--reports', '--fail-on-unsupported', '--dry-run',
       '--quiet', '--external-data', '--inline', '--target', '--no-fold-bn', '--only', '--skip', '--skip-match',
-      '--input-shape', '--', '-h, --help'],
+      '--input-shape', '--check', '--layerwise', '--seed', '--input-range', '--rtol', '--atol', '--', '-h, --help'],
+    check: ['--layerwise', '--seed', '--input-range', '--rtol', '--atol', '--input-shape', '--json', '--', '-h, --help'],
     inspect: ['--target', '--no-fold-bn', '--only', '--skip', '--skip-match', '--input-shape', '--fail-on-unsupported',
       '--json', '--', '-h, --help'],
     patterns: ['--json'],
