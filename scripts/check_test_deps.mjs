@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -29,6 +29,8 @@ for (const dir of ['tests', 'bench', 'scripts']) {
     if (file.endsWith('.py')) {
       for (const m of text.matchAll(/^\s*(?:import\s+([A-Za-z_]\w*)|from\s+([A-Za-z_]\w*)[\w.]*\s+import)/gm)) {
         const module = m[1] ?? m[2];
+        // A script beside the importing one (make_fixtures.py) is the project's own, not a package.
+        if (existsSync(join(dirname(file), `${module}.py`))) continue;
         if (!python.has(module)) python.set(module, where);
       }
     } else {

