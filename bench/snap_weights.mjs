@@ -15,13 +15,13 @@ import { basename } from 'node:path';
 
 import ort from 'onnxruntime-node';
 
-import { createConverter } from '../wasm/index.mjs';
+import { createSyncConverter } from '../wasm/index.mjs';
 import { feedsFor, session } from '../tests/node/ort.mjs';
 
 const args = process.argv.slice(2);
 const target = args.includes('--target') ? args[args.indexOf('--target') + 1] : 'lattice';
 const models = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--target');
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 
 // The model with the float tensors `tensors` added as graph outputs.
 function withOutputs(bytes, tensors) {

@@ -6,11 +6,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, fixture, scratch, stable } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const dir = scratch();
 const biases = readFileSync(fixture('fpq_biases.onnx'));
 const scalesUp = readFileSync(fixture('bn_scales_up.onnx'));

@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { createConverter } from '../../wasm/index.mjs';
+import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, ROOT, scratch } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
 
-const lattice = await createConverter();
+const lattice = await createSyncConverter();
 const dir = scratch();
 const made = spawnSync('/usr/bin/python3', [join(ROOT, 'tests/fixtures/make_snap_weights.py'), dir], { encoding: 'utf8' });
 assert.equal(made.status, 0, made.stderr);
