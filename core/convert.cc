@@ -55,9 +55,9 @@ void record_provenance(onnx::ModelProto& model, const Report& report) {
 }
 
 // A mistyped id in skip_matches would silently apply the match the user meant to skip.
-Status check_skipped_ids(const Report& report, const Options& options) {
+Status check_skipped_ids(const Report& report, const Options& options, const ConvertCall& call) {
   constexpr size_t kListed = 20;
-  if (options.ignore_unknown_skips) return ok_status();
+  if (call.ignore_unknown_skips) return ok_status();
   for (const auto& id : options.skip_matches) {
     auto matched = [&](const MatchRecord& m) { return m.id == id; };
     if (std::any_of(report.matches.begin(), report.matches.end(), matched)) continue;
@@ -129,11 +129,10 @@ Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& mod
 // of the time, the passes less (a rough split; the bar only has to move honestly).
 constexpr double kPassesStart = 0.35, kPassesEnd = 0.75, kSaveStart = 0.8;
 
-Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& options, const ProgressFn& progress,
-                          ExternalData* data, const std::string& data_file, const DataLimits& limits) {
+Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call) {
   if (auto s = check_options(options); !s) return s.error();
   auto report_progress = [&](std::string_view stage, double fraction) {
-    if (progress) progress(stage, fraction);
+    if (call.progress) call.progress(stage, fraction);
   };
   Stopwatch clock;
   ConvertResult result;
@@ -141,31 +140,31 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
   report.options = options;
 
   report_progress("parse", 0);
-  auto skeleton = split_skeleton(input, size, limits.keep_in_file);
+  auto skeleton = split_skeleton(input, size, call.limits.keep_in_file);
   if (!skeleton) return skeleton.error();
   auto model = parse_model(as_span(skeleton->bytes), size);
   if (!model) return model.error();
   if (auto s = check_reserved_locations(*model, *skeleton); !s) return s.error();
   skeleton->bytes = {};
-  ModelSource source(input, data, limits.keep_in_file);
+  ModelSource source(input, call.data_files, call.limits.keep_in_file);
   report_progress("validate", 0.3);
   if (auto s = validate_model(*model, &source); !s) return s.error();
   bool external_input = uses_data_files(*model);
-  if (auto s = load_needed_values(*model, source, limits.read_always); !s) return s.error();
+  if (auto s = load_needed_values(*model, source, call.limits.read_always); !s) return s.error();
   report.input = ModelStats::of(*model, size);
   auto labels = GraphView::original_labels(model->graph());
-  if (options.describe && !options.dry_run) result.input_description = describe_graph(*model, labels, size);
+  if (call.describe && !options.dry_run) result.input_description = describe_graph(*model, labels, size);
   // Pinned input shapes are what the analysis sees, the operator rules included.
   auto pinned = pin_input_shapes(*model, options);
   if (!pinned) return pinned.error();
   report.timings_ms.load = clock.lap_ms();
 
   ProgressFn passes;
-  if (progress) {
-    passes = [&](std::string_view stage, double f) { progress(stage, kPassesStart + f * (kPassesEnd - kPassesStart)); };
+  if (call.progress) {
+    passes = [&](std::string_view stage, double f) { call.progress(stage, kPassesStart + f * (kPassesEnd - kPassesStart)); };
   }
   if (auto s = run_phases(*model, options, labels, report, passes, &source); !s) return s.error();
-  if (auto s = check_skipped_ids(report, options); !s) return s.error();
+  if (auto s = check_skipped_ids(report, options, call); !s) return s.error();
   report_progress("audit", kPassesEnd);
   audit(*model, options, labels, report);
   report.quantization = describe_quantization(*model, options, labels, &source);
@@ -187,14 +186,14 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
       report.output = ModelStats::of(*model, size_of(*segments));
     }
   } else {
-    auto segments = place_data(*model, options, changed, external_input, source, data_file, result);
+    auto segments = place_data(*model, options, changed, external_input, source, call.data_file, result);
     if (!segments) return segments.error();
     if (*segments) {
       report.output = ModelStats::of(*model, size_of(**segments));
       result.converted = std::move(*segments).value();
     }
   }
-  if (options.describe && !options.dry_run) result.description = describe_graph(*model, labels, report.output.bytes);
+  if (call.describe && !options.dry_run) result.description = describe_graph(*model, labels, report.output.bytes);
   report.timings_ms.save = clock.lap_ms();
   report_progress("done", 1);
   return result;
@@ -202,21 +201,19 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
 
 }  // namespace
 
-Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options, const ProgressFn& progress,
-                              ExternalData* data, const std::string& data_file, const DataLimits& limits) {
+Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call) {
   // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
   // heap): it becomes an error message like any other bad input.
   try {
-    return run(input, size, options, progress, data, data_file, limits);
+    return run(input, size, options, call);
   } catch (const std::bad_alloc&) {
     return Error{fmt::format("out of memory while converting a {} byte model", size), ErrorKind::kMemory};
   }
 }
 
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress,
-                              ExternalData* data, const std::string& data_file) {
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ConvertCall& call) {
   SpanData input(bytes);
-  return convert(input, bytes.size(), options, progress, data, data_file);
+  return convert(input, bytes.size(), options, call);
 }
 
 std::optional<std::string> ConvertResult::output(std::string_view input, ExternalData* data_files) const {
@@ -231,7 +228,7 @@ std::optional<std::string> ConvertResult::output(std::string_view input, Externa
 Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data) {
   Options dry = options;
   dry.dry_run = true;
-  auto result = convert(bytes, dry, {}, data);
+  auto result = convert(bytes, dry, ConvertCall::with_files(data));
   if (!result) return result.error();
   return std::move(result->report);
 }

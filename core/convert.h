@@ -26,7 +26,7 @@ struct ConvertResult {
   // The output's data file (named `data_file` in `convert`), when the output keeps its data
   // outside the model: new bytes, ranges of the input and of its data files.
   std::optional<std::vector<DataSegment>> data;
-  // The input and the converted model for a viewer (core/describe.h), when options.describe
+  // The input and the converted model for a viewer (core/describe.h), when the call's describe
   // asks for them: a host holding only parts of the input in memory cannot describe it itself.
   std::optional<Json> input_description, description;
 
@@ -36,25 +36,49 @@ struct ConvertResult {
   std::optional<std::string> output(std::string_view input, ExternalData* data_files = nullptr) const;
 };
 
-// `progress` hears of each stage as it starts: parse, validate, the conversion and fusion passes,
-// audit, save, then "done" with fraction 1 (only on success). `input` reads the model file
-// (location kInputLocation) of `size` bytes, only the parts it needs: everything but the large
-// raw_data of initializers, and of those only what a pattern reads. `data` reads the input's
-// external data files (none: such a model is refused); `data_file` is the name the output's data
-// file will have beside it (the `location` written into the model).
-// `limits` says which tensors stay in their files until a pattern reads them; the defaults are
-// the product's, smaller ones let the tests send small models down the same paths.
+// Which tensors stay in their files until a pattern reads them; the defaults are the product's,
+// smaller ones let the tests send small models down the same paths.
 struct DataLimits {
   uint64_t keep_in_file = kSkeletonThreshold;  // raw_data this large stays in the input file
   uint64_t read_always = kReadAlways;          // external data this small is read up front
 };
-Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options,
-                              const ProgressFn& progress = {}, ExternalData* data = nullptr,
-                              const std::string& data_file = "", const DataLimits& limits = {});
+
+// How one conversion is called, beside what it does (Options): none of this changes the output,
+// so none of it is in the report's options.
+struct ConvertCall {
+  // Hears of each stage as it starts: parse, validate, the conversion and fusion passes, audit,
+  // save, then "done" with fraction 1 (only on success).
+  ProgressFn progress;
+  // Reads the input's external data files (none: such a model is refused).
+  ExternalData* data_files = nullptr;
+  // The name the output's data file will have beside it (the `location` written into the model).
+  std::string data_file;
+  DataLimits limits;
+  // An id in skip_matches that matches nothing is an error (a typo would apply the match the user
+  // meant to skip) unless this is set: the page keeps a user's skips across target switches, where
+  // some ids no longer exist, and shows those as "no longer matched".
+  bool ignore_unknown_skips = false;
+  // Also describe the input and the converted model for a viewer (ConvertResult::description),
+  // from the models in memory and the report's labels: the page's graph view.
+  bool describe = false;
+
+  // A call reading the input's data files from `data_files` and naming the output's `data_file`
+  // (the shells' and the tests' usual call).
+  static ConvertCall with_files(ExternalData* data_files, std::string data_file = "", DataLimits limits = {}) {
+    ConvertCall call;
+    call.data_files = data_files;
+    call.data_file = std::move(data_file);
+    call.limits = limits;
+    return call;
+  }
+};
+
+// `input` reads the model file (location kInputLocation) of `size` bytes, only the parts it needs:
+// everything but the large raw_data of initializers, and of those only what a pattern reads.
+Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call = {});
 
 // The same for a model held in memory.
-Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ProgressFn& progress = {},
-                              ExternalData* data = nullptr, const std::string& data_file = "");
+Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ConvertCall& call = {});
 
 // The plan and the audit without converting: `convert` with dry_run set.
 Result<Report> inspect(std::span<const uint8_t> bytes, const Options& options, ExternalData* data = nullptr);

@@ -27,6 +27,9 @@ std::string_view fixed_point_name(FixedPoint scheme);  // "none", "fpq", "lsq"
 // The scheme named `name`, or an options error listing the known ones.
 Result<FixedPoint> parse_fixed_point(std::string_view name);
 
+// What the conversion does: everything here is in the report's `options`, which say how to make
+// the same output again. How a call is made (progress, files, what else to return) is a
+// ConvertCall (core/convert.h).
 struct Options {
   std::string target = "lattice";
   // Unset: the scheme's default, on except under FPQ, where BatchNormalization is a 16-bit layer
@@ -41,14 +44,6 @@ struct Options {
   std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
   DataLayout layout = DataLayout::kKeep;
   SnapWeights snap_weights = SnapWeights::kReinit;
-  // An id in skip_matches that matches nothing is an error (a typo would apply the match the
-  // user meant to skip) unless this is set: the page keeps a user's skips across target
-  // switches, where some ids no longer exist, and shows those as "no longer matched". Not part
-  // of the report's options: it changes no conversion.
-  bool ignore_unknown_skips = false;
-  // Also describe the converted model for a viewer (ConvertResult::description), from the model
-  // in memory and the report's labels: the page's graph view. Not part of the report's options.
-  bool describe = false;
 
   bool folds_batch_norm() const { return fold_batch_norm.value_or(fixed_point != FixedPoint::kFpq); }
   Json to_json() const;

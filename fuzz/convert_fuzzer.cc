@@ -135,16 +135,17 @@ void check_output(const lattice::ConvertResult& result, std::span<const uint8_t>
   Options again;
   again.target = "none";
   again.fold_batch_norm = false;
-  auto second = lattice::convert(as_bytes(*out), again, {}, data, kDataFile);
+  auto second = lattice::convert(as_bytes(*out), again, lattice::ConvertCall::with_files(data, kDataFile));
   check(second.ok(), "the output cannot be converted again");
   if (!has_external(*parsed)) check(!second->converted, "converting the output again with target none changed it");
 }
 
 void run(const Options& options, std::span<const uint8_t> model, ExternalData* data, bool describe) {
-  Options o = options;
-  o.describe = describe;
   ProgressCheck progress;
-  auto result = lattice::convert(model, o, progress.fn(), data, kDataFile);
+  auto call = lattice::ConvertCall::with_files(data, kDataFile);
+  call.progress = progress.fn();
+  call.describe = describe;
+  auto result = lattice::convert(model, options, call);
   if (!result) return;
   check(progress.last == 1, "a successful conversion did not report done");
   (void)result->report.to_json().dump();
@@ -181,7 +182,7 @@ void check_skeleton(std::span<const uint8_t> model, ExternalData& data, const Op
     }
   }
 
-  auto on_demand = lattice::convert(input, model.size(), options, {}, &data, kDataFile, {16, lattice::kReadAlways});
+  auto on_demand = lattice::convert(input, model.size(), options, lattice::ConvertCall::with_files(&data, kDataFile, {16, lattice::kReadAlways}));
   check(on_demand.ok() == whole.ok(), "reading on demand changed whether the model converts");
   if (!whole.ok()) return;
   std::string_view in(reinterpret_cast<const char*>(model.data()), model.size());
@@ -207,10 +208,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
 
   // Default target with folding, its dry run reporting what the real run writes.
   Options lattice_fold;
-  auto real = lattice::convert(input.model, lattice_fold, {}, &data, kDataFile);
+  auto real = lattice::convert(input.model, lattice_fold, lattice::ConvertCall::with_files(&data, kDataFile));
   Options dry = lattice_fold;
   dry.dry_run = true;
-  auto planned = lattice::convert(input.model, dry, {}, &data, kDataFile);
+  auto planned = lattice::convert(input.model, dry, lattice::ConvertCall::with_files(&data, kDataFile));
   check(real.ok() == planned.ok(), "a dry run and the real run disagree on success");
   if (real.ok()) {
     check(real->report.matches.size() == planned->report.matches.size(), "a dry run planned other matches");
@@ -227,7 +228,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   Options identity;
   identity.target = "none";
   identity.fold_batch_norm = false;
-  auto same = lattice::convert(input.model, identity, {}, nullptr, kDataFile);
+  auto same = lattice::convert(input.model, identity, lattice::ConvertCall::with_files(nullptr, kDataFile));
   if (same) {
     check(!same->converted && !same->data, "target none without folding rewrote the model");
     auto out = same->output({reinterpret_cast<const char*>(input.model.data()), input.model.size()});

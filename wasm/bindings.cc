@@ -65,9 +65,10 @@ lattice::Status input_shapes(const val& v, lattice::Options& o) {
 }
 
 // Options as the JS caller wrote them ({target, fixedPoint, foldBatchNorm, dryRun, only, skip,
-// skipMatches, inputShapes, snapWeights});
-// anything absent takes the CLI's default, anything misspelt or mistyped is an error.
-lattice::Result<lattice::Options> options_from(const val& opts) {
+// skipMatches, inputShapes, snapWeights}), and into `call` how the call is made
+// ({ignoreUnknownSkips, describe}; resolver, dataFile and held are read by files_of and
+// data_file_of); anything absent takes the CLI's default, anything misspelt or mistyped is an error.
+lattice::Result<lattice::Options> options_from(const val& opts, lattice::ConvertCall& call) {
   lattice::Options o;
   if (opts.isUndefined() || opts.isNull()) return o;
   if (opts.typeOf().as<std::string>() != "object") return lattice::options_error("options must be an object");
@@ -95,9 +96,9 @@ lattice::Result<lattice::Options> options_from(const val& opts) {
     } else if (key == "dryRun" && type == "boolean") {
       o.dry_run = v.as<bool>();
     } else if (key == "ignoreUnknownSkips" && type == "boolean") {
-      o.ignore_unknown_skips = v.as<bool>();
+      call.ignore_unknown_skips = v.as<bool>();
     } else if (key == "describe" && type == "boolean") {
-      o.describe = v.as<bool>();
+      call.describe = v.as<bool>();
     } else if (key == "dataLayout" && type == "string") {
       std::string layout = v.as<std::string>();
       if (layout == "keep") {
@@ -217,12 +218,15 @@ std::string data_file_of(const val& opts) {
 // Without options.dataFile a converted model that keeps a data file is refused: in memory there
 // is no output name to name it after.
 val convert(const val& model, const val& opts, const val& on_progress) {
-  auto options = options_from(opts);
+  lattice::ConvertCall call;
+  auto options = options_from(opts, call);
   if (!options) return failure(options.error());
   lattice::ProgressFn progress = progress_of(on_progress);
   JsFiles files = files_of(model, opts);
-  auto result = lattice::convert(files, JsFiles::size_of(model), *options, lattice::before_writing(progress), &files,
-                                 data_file_of(opts));
+  call.progress = lattice::before_writing(progress);
+  call.data_files = &files;
+  call.data_file = data_file_of(opts);
+  auto result = lattice::convert(files, JsFiles::size_of(model), *options, call);
   if (!result) return failure(result.error());
   uint64_t total = 0, done = 0;
   for (const auto* segments : {&result->converted, &result->data}) {
@@ -261,13 +265,16 @@ val convert(const val& model, const val& opts, const val& on_progress) {
 // read: [{file, offset, bytes}]} (what the dry run read, for the conversion to reuse), or {error}.
 // The page's worker reads the ranges ahead in large asynchronous reads (web/worker.js).
 val plan(const val& model, const val& opts) {
-  auto options = options_from(opts);
+  lattice::ConvertCall call;
+  auto options = options_from(opts, call);
   if (!options) return failure(options.error());
   options->dry_run = true;
-  options->describe = false;
   JsFiles files = files_of(model, opts);
   files.start_planning();
-  auto result = lattice::convert(files, JsFiles::size_of(model), *options, {}, &files, data_file_of(opts));
+  call.data_files = &files;
+  call.data_file = data_file_of(opts);
+  call.describe = false;
+  auto result = lattice::convert(files, JsFiles::size_of(model), *options, call);
   if (!result) return failure(result.error());
   val out = val::object();
   out.set("ranges", files.planned());
@@ -404,12 +411,13 @@ int run_cli(const val& args, const val& host) {
 // convert's. `output` "" means the default beside the input. {report, output, files} or an error.
 val convert_file(const std::string& input, const std::string& output, const val& opts, const val& host,
                  const val& on_progress) {
-  auto options = options_from(opts);
+  lattice::ConvertCall call;  // of which convertFile takes ignoreUnknownSkips (engine.mjs refuses describe)
+  auto options = options_from(opts, call);
   if (!options) return failure(options.error());
   JsHost js_host(host);
   lattice::ProgressFn progress = progress_of(on_progress);
   lattice::FileProgress listeners{lattice::before_writing(progress), lattice::writing_on_scale(progress)};
-  auto result = lattice::convert_file({input, output, "", *options, false}, js_host, listeners);
+  auto result = lattice::convert_file({input, output, "", *options, false, call.ignore_unknown_skips}, js_host, listeners);
   if (!result) return failure(result.error());
   if (listeners.writing && !options->dry_run) listeners.writing(1);
   if (progress) progress("done", 1);

@@ -164,10 +164,13 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   // External data is resolved in the model's folder; the output's data file is named after the
   // model file it belongs to, wherever symlinks put that.
   FolderData data(host, job.input, input->resolved, input->stat.size);
-  std::string data_file = destinations.empty() || destinations[0].to_stdout
-                              ? "model.onnx.data"
-                              : base_name(destinations[0].target.resolved) + ".data";
-  auto result = convert(data, input->stat.size, options, progress.stages, &data, data_file);
+  ConvertCall call;
+  call.progress = progress.stages;
+  call.data_files = &data;
+  call.data_file = destinations.empty() || destinations[0].to_stdout ? "model.onnx.data"
+                                                                     : base_name(destinations[0].target.resolved) + ".data";
+  call.ignore_unknown_skips = job.ignore_unknown_skips;
+  auto result = convert(data, input->stat.size, options, call);
   if (!result) return about_input(job.input, result.error());
   out.report_json = result->report.to_json().dump();
   if (!writes_model) {

@@ -20,6 +20,7 @@ struct FileJob {
   std::string report_path;  // "": none; "-": none written (the caller prints FileResult::report_json)
   Options options;
   bool inspect = false;  // a dry run whatever options.dry_run says
+  bool ignore_unknown_skips = false;  // ConvertCall's: the Node API passes it on
 };
 
 struct FileProgress {

@@ -40,7 +40,7 @@ TEST_CASE("every fixture with external data converts as its single-file self") {
     std::string external = externalise(original, data);
     lattice::Options inline_layout;
     inline_layout.layout = lattice::DataLayout::kInline;
-    auto converted = lattice::convert(test::bytes(external), inline_layout, {}, &data);
+    auto converted = lattice::convert(test::bytes(external), inline_layout, lattice::ConvertCall::with_files(&data));
     REQUIRE(converted);
     std::string got(*converted->output(external));
     if (data.files.at("m.onnx.data").empty()) continue;  // no tensor of 256 bytes: nothing external
@@ -93,7 +93,7 @@ TEST_CASE("a reference beyond its file or of the wrong length is refused before 
     }
   }
   std::string bytes = model->SerializeAsString();
-  auto result = lattice::convert(test::bytes(bytes), {}, {}, &data, "out.onnx.data");
+  auto result = lattice::convert(test::bytes(bytes), {}, lattice::ConvertCall::with_files(&data, "out.onnx.data"));
   REQUIRE_FALSE(result);
   CHECK_THAT(result.error().message, Catch::Contains("initializer '" + w->name() + "'"));
   CHECK(data.reads == 0);
@@ -175,7 +175,7 @@ TEST_CASE("a weight no pattern reads stays where it is: copied as a range, never
   std::string external = externalise(conv_model().SerializeAsString(), data, "in.bin");
   lattice::Options none;
   none.target = "none";
-  auto result = lattice::convert(test::bytes(external), none, {}, &data, "out.onnx.data");
+  auto result = lattice::convert(test::bytes(external), none, lattice::ConvertCall::with_files(&data, "out.onnx.data"));
   REQUIRE(result);
   CHECK(data.reads == 0);
   REQUIRE(result->data);
@@ -195,7 +195,7 @@ TEST_CASE("written inline a weight no pattern reads is spliced in from its file 
   lattice::Options inline_none;
   inline_none.target = "none";
   inline_none.layout = lattice::DataLayout::kInline;
-  auto result = lattice::convert(test::bytes(external), inline_none, {}, &data);
+  auto result = lattice::convert(test::bytes(external), inline_none, lattice::ConvertCall::with_files(&data));
   REQUIRE(result);
   CHECK(data.reads == 0);
   CHECK_FALSE(result->data);
@@ -214,7 +214,7 @@ TEST_CASE("folding reads the weights it folds, and only those") {
   std::string external = externalise(test::fixture("resnet_stem.onnx"), data);
   lattice::Options none;
   none.target = "none";
-  auto result = lattice::convert(test::bytes(external), none, {}, &data, "out.onnx.data");
+  auto result = lattice::convert(test::bytes(external), none, lattice::ConvertCall::with_files(&data, "out.onnx.data"));
   REQUIRE(result);
   CHECK(data.reads > 0);
   CHECK(data.bytes_read <= data.files["m.onnx.data"].size());
@@ -229,7 +229,8 @@ TEST_CASE("a data file gone before the output is written fails the writing and s
   none.target = "none";
   // Small limits: this fixture's weights are smaller than the product's deferred ones.
   lattice::SpanData model(test::bytes(external));
-  auto result = lattice::convert(model, external.size(), none, {}, &data, "out.onnx.data", lattice::DataLimits{64, 64});
+  auto result = lattice::convert(model, external.size(), none,
+                                 lattice::ConvertCall::with_files(&data, "out.onnx.data", {64, 64}));
   REQUIRE(result);
   REQUIRE(result->data);
   REQUIRE(lattice::assemble(*result->data, data));

@@ -120,10 +120,10 @@ TEST_CASE("conversions that leave tensor data in the file equal those that read 
       CAPTURE(options.target, options.folds_batch_norm(), static_cast<int>(options.layout));
       test::MemoryData reads;
       reads.files[kInputLocation] = bytes;
-      auto left = convert(reads, bytes.size(), options, {}, &reads, "out.onnx.data", small);
+      auto left = convert(reads, bytes.size(), options, ConvertCall::with_files(&reads, "out.onnx.data", small));
       test::MemoryData whole;
       whole.files[kInputLocation] = bytes;
-      auto read = convert(whole, bytes.size(), options, {}, &whole, "out.onnx.data", everything_read);
+      auto read = convert(whole, bytes.size(), options, ConvertCall::with_files(&whole, "out.onnx.data", everything_read));
       REQUIRE(left.ok() == read.ok());
       if (!left) {
         CHECK(left.error().message == read.error().message);
@@ -173,8 +173,8 @@ TEST_CASE("a fold of a folded weight computes it from the first fold's recipe, t
   options.target = "none";
   test::MemoryData deferred_files, held_files;
   deferred_files.files[kInputLocation] = held_files.files[kInputLocation] = bytes;
-  auto deferred = convert(deferred_files, bytes.size(), options, {}, &deferred_files, "", DataLimits{64, 64});
-  auto held = convert(held_files, bytes.size(), options, {}, &held_files, "", DataLimits{uint64_t{1} << 40, uint64_t{1} << 40});
+  auto deferred = convert(deferred_files, bytes.size(), options, ConvertCall::with_files(&deferred_files, "", DataLimits{64, 64}));
+  auto held = convert(held_files, bytes.size(), options, ConvertCall::with_files(&held_files, "", DataLimits{uint64_t{1} << 40, uint64_t{1} << 40}));
   REQUIRE(deferred);
   REQUIRE(held);
   CHECK(std::count_if(deferred->report.matches.begin(), deferred->report.matches.end(),
@@ -209,7 +209,7 @@ TEST_CASE("a string or segmented tensor left in the file is refused as when its 
       CAPTURE(threshold);
       test::MemoryData files;
       files.files[kInputLocation] = bytes;
-      auto result = convert(files, bytes.size(), Options{}, {}, &files, "", DataLimits{threshold, kReadAlways});
+      auto result = convert(files, bytes.size(), Options{}, ConvertCall::with_files(&files, "", DataLimits{threshold, kReadAlways}));
       REQUIRE_FALSE(result);
       CHECK_THAT(result.error().message, Catch::StartsWith(refusal));
     }
@@ -224,7 +224,7 @@ TEST_CASE("a string or segmented tensor left in the file is refused as when its 
   std::string bytes = model_with_tensor(external);
   test::MemoryData files;
   files.files["s.bin"] = std::string(100, 'x');
-  auto result = convert(test::bytes(bytes), Options{}, {}, &files, "");
+  auto result = convert(test::bytes(bytes), Options{}, ConvertCall::with_files(&files));
   REQUIRE_FALSE(result);
   CHECK_THAT(result.error().message, Catch::StartsWith("initializer 's' is a string tensor stored in the external file 's.bin'"));
   CHECK(files.reads == 0);
@@ -245,7 +245,7 @@ TEST_CASE("large tensor data is never read when no pattern needs it") {
   options.target = "none";
   options.fold_batch_norm = false;
   options.layout = DataLayout::kExternal;
-  auto result = convert(files, bytes.size(), options, {}, &files, "out.onnx.data");
+  auto result = convert(files, bytes.size(), options, ConvertCall::with_files(&files, "out.onnx.data"));
   REQUIRE(result);
   CHECK(files.bytes_read < 2 << 20);
   REQUIRE(result->data);
