@@ -168,7 +168,8 @@ function indexOf(at, dims) {
 // min_rtol the smallest rtol that passes at the given atol. With tolerance.scaled, atol is
 // multiplied by the tensor's largest finite |value| (at least 1), reported as atol_used: float
 // rounding grows with the scale of the values, so an exact rewrite (a fold) is judged by it.
-export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOLERANCE) {
+// `brief` gives only max_abs, mean_abs, max_rel and pass (what a layerwise entry keeps).
+export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOLERANCE, { brief = false } = {}) {
   const a = valuesOf(original), b = valuesOf(candidate);
   const entry = { name, dtype: original.type, shape_original: [...original.dims], shape_candidate: [...candidate.dims] };
   const sameShape = entry.shape_original.length === entry.shape_candidate.length &&
@@ -190,14 +191,16 @@ export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOL
     entry.atol_used = atol;
   }
   const n = a.length;
-  const diffs = new Float64Array(n);
+  // The p99 needs every |Δ| kept and sorted: only for what the report shows per output, not for
+  // each of a layerwise check's hundreds of tensors.
+  const diffs = brief ? null : new Float64Array(n);
   let maxAbs = 0, maxAt = 0, sum = 0, maxRel = 0, minAtol = 0, minRtol = 0;
   for (let i = 0; i < n; ++i) {
     const x = a[i], y = b[i];
     const same = x === y || (Number.isNaN(x) && Number.isNaN(y));
     const d = same ? 0 : Math.abs(x - y);
     const diff = Number.isNaN(d) ? Infinity : d;
-    diffs[i] = diff;
+    if (diffs) diffs[i] = diff;
     if (diff > maxAbs) { maxAbs = diff; maxAt = i; }
     sum += diff;
     const ref = Math.abs(x);
@@ -208,18 +211,16 @@ export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOL
       if (diff > atol) minRtol = Math.max(minRtol, ref > 0 ? (diff - atol) / ref : Infinity);
     }
   }
+  const meanAbs = n ? sum / n : 0, pass = minAtol <= atol;
+  if (brief) return Object.assign(entry, { max_abs: maxAbs, mean_abs: meanAbs, max_rel: maxRel, pass });
   diffs.sort();
-  Object.assign(entry, {
-    max_abs: maxAbs, max_abs_index: indexOf(maxAt, entry.shape_original), mean_abs: n ? sum / n : 0,
+  return Object.assign(entry, {
+    max_abs: maxAbs, max_abs_index: indexOf(maxAt, entry.shape_original), mean_abs: meanAbs,
     p99_abs: n ? diffs[Math.min(n - 1, Math.ceil(0.99 * n) - 1)] : 0, max_rel: maxRel,
     nan: [count(a, Number.isNaN), count(b, Number.isNaN)],
     inf: [count(a, (v) => v === Infinity || v === -Infinity), count(b, (v) => v === Infinity || v === -Infinity)],
-    min_atol: minAtol, min_rtol: minRtol,
+    min_atol: minAtol, min_rtol: minRtol, pass, stats_original: statistics(a), stats_candidate: statistics(b),
   });
-  entry.pass = minAtol <= atol;
-  entry.stats_original = statistics(a);
-  entry.stats_candidate = statistics(b);
-  return entry;
 }
 
 // JSON has no Infinity: the report says "Infinity" (as Python's json module writes it, quoted).
@@ -320,47 +321,36 @@ function checkOptions(options) {
   for (const [name, v] of [['rtol', rtol], ['atol', atol]]) {
     if (!Number.isFinite(v) || v < 0) throw optionsError(`${name} must be a finite number ≥ 0`);
   }
-  const tolerance = options.scaleAtol ? { rtol, atol, scaled: true } : { rtol, atol };
-  return { seed, inputRange: [...inputRange], tolerance };
+  return { seed, inputRange: [...inputRange], tolerance: { rtol, atol } };
 }
 
-// Runs both models and compares them. `runtime`: {name, version, Tensor, session(bytes,
-// externalData) -> an onnxruntime InferenceSession}. `options`: seed, inputRange, rtol, atol,
-// scaleAtol (see compareTensor), inputShapes, inputValues, layerwise, conversion (the conversion's report, to name the match
-// behind each tensor). `onProgress(stage, fraction)`. Resolves to the check report; a model
-// that does not load or run is reported (pass false, `error`), not thrown.
-export async function checkModels(runtime, original, candidate, options = {}, onProgress = () => {}) {
-  const { seed, inputRange, tolerance } = checkOptions(options);
-  sameInputs(original.description, candidate.description);
-  const feeds = inputFeeds(original.description.inputs, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
-  const layers = options.layerwise ? layerTensors(original.description, candidate.description, options.conversion) : [];
-  const report = {
-    schema: CHECK_SCHEMA, runtime: { name: runtime.name, version: runtime.version }, seed, input_range: inputRange,
-    tolerance, pass: false, outputs: [], timings_ms: { load: 0, run: 0 },
-  };
-  const results = [];
-  for (const [which, model] of [['original', original], ['candidate', candidate]]) {
-    let stage = 'loading';
-    try {
-      onProgress(`loading the ${which} model`, results.length / 2);
-      let started = performance.now();
-      const session = await runtime.session(withOutputs(model.bytes, layers.map((l) => l.tensor)), model.externalData ?? []);
-      report.timings_ms.load += performance.now() - started;
-      stage = 'running';
-      onProgress(`running the ${which} model`, results.length / 2 + 0.25);
-      started = performance.now();
-      const tensors = Object.fromEntries(Object.entries(feeds).map(([name, f]) => [name, new runtime.Tensor(f.type, f.data, f.dims)]));
-      const outputs = await session.run(tensors);
-      report.timings_ms.run += performance.now() - started;
-      results.push(Object.fromEntries(Object.entries(outputs).map(([name, t]) => [name, { type: t.type, dims: t.dims, data: t.data }])));
-      await session.release?.();
-    } catch (e) {
-      report.error = `the ${which} model failed ${stage === 'loading' ? 'to load' : 'to run'} in ${runtime.name}: ${e?.message ?? e}`;
-      report.failed = which;
-      return report;
-    }
+// Loads `model` with `extra` tensors as added graph outputs and runs it on `feeds`: its outputs
+// by name as {type, dims, data}. Adds the time taken to `timings`. A failure is thrown as
+// {stage: 'to load' | 'to run', cause}.
+async function runModel(runtime, model, feeds, extra, timings) {
+  let started = performance.now();
+  let session;
+  try {
+    session = await runtime.session(withOutputs(model.bytes, extra), model.externalData ?? []);
+  } catch (cause) {
+    throw { stage: 'to load', cause };
   }
-  const [a, b] = results;
+  timings.load += performance.now() - started;
+  started = performance.now();
+  try {
+    const tensors = Object.fromEntries(Object.entries(feeds).map(([name, f]) => [name, new runtime.Tensor(f.type, f.data, f.dims)]));
+    const outputs = await session.run(tensors);
+    timings.run += performance.now() - started;
+    return Object.fromEntries(Object.entries(outputs).map(([name, t]) => [name, { type: t.type, dims: t.dims, data: t.data }]));
+  } catch (cause) {
+    throw { stage: 'to run', cause };
+  } finally {
+    await session.release?.();
+  }
+}
+
+// One candidate's outputs (and layer tensors) against the original's, into `report`.
+function compareRuns(report, a, b, original, layers, options, tolerance) {
   for (const { name } of original.description.outputs) {
     if (!(name in b)) {
       report.outputs.push({ name, dtype: a[name].type, shape_original: [...a[name].dims], shape_candidate: null, comparable: false, pass: false, reason: 'the candidate has no such output', stats_original: statistics(valuesOf(a[name]) ?? []) });
@@ -371,7 +361,7 @@ export async function checkModels(runtime, original, candidate, options = {}, on
   if (options.layerwise) {
     report.layers = [];
     for (const layer of layers) {
-      const entry = compareTensor(layer.tensor, a[layer.tensor], b[layer.tensor], tolerance);
+      const entry = compareTensor(layer.tensor, a[layer.tensor], b[layer.tensor], tolerance, { brief: true });
       if (!entry.comparable) continue;  // a tensor whose shape a rewrite changed: nothing to compare
       report.layers.push({ ...layer, shape: entry.shape_original, max_abs: entry.max_abs, mean_abs: entry.mean_abs, max_rel: entry.max_rel, pass: entry.pass });
     }
@@ -381,7 +371,60 @@ export async function checkModels(runtime, original, candidate, options = {}, on
   }
   const comparable = report.outputs.filter((o) => o.comparable);
   report.pass = comparable.length > 0 && comparable.every((o) => o.pass);
+}
+
+// Runs the original once and every candidate on the same seeded inputs, and compares each
+// candidate with the original: one report per candidate, in order. `runtime`: {name, version,
+// Tensor, session(bytes, externalData) -> an onnxruntime InferenceSession}. `options` (shared):
+// seed, inputRange, rtol, atol, inputShapes, inputValues, layerwise. Each candidate: {model,
+// conversion (its conversion's report, to name the match behind each tensor), scaleAtol (see
+// compareTensor)}. `onProgress(stage, fraction)`. A model that does not load or run is reported
+// (pass false, `error`; the original's failure in every report), not thrown. The original's load
+// and run times are counted in every report's timings_ms (it ran once for all of them).
+export async function checkCandidates(runtime, original, candidates, options = {}, onProgress = () => {}) {
+  const { seed, inputRange, tolerance } = checkOptions(options);
+  for (const c of candidates) sameInputs(original.description, c.model.description);
+  const feeds = inputFeeds(original.description.inputs, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
+  const layers = candidates.map((c) => (options.layerwise ? layerTensors(original.description, c.model.description, c.conversion) : []));
+  const timings = { load: 0, run: 0 };
+  const reports = candidates.map((c) => ({
+    schema: CHECK_SCHEMA, runtime: { name: runtime.name, version: runtime.version }, seed, input_range: inputRange,
+    tolerance: c.scaleAtol ? { ...tolerance, scaled: true } : tolerance, pass: false, outputs: [], timings_ms: { ...timings },
+  }));
+  const steps = candidates.length + 1;
+  const failed = (report, which, { stage, cause }) => Object.assign(report, {
+    error: `the ${which} model failed ${stage} in ${runtime.name}: ${cause?.message ?? cause}`, failed: which,
+  });
+  let reference;
+  try {
+    onProgress('running the original model', 0);
+    // The original computes every tensor any candidate's layerwise comparison asks for.
+    reference = await runModel(runtime, original, feeds, [...new Set(layers.flat().map((l) => l.tensor))], timings);
+  } catch (e) {
+    for (const report of reports) failed(report, 'original', e);
+    return reports;
+  }
+  for (const [i, c] of candidates.entries()) {
+    const report = reports[i];
+    const own = { load: 0, run: 0 };
+    try {
+      onProgress(`running the ${c.label ?? 'candidate'} model`, (i + 1) / steps);
+      const outputs = await runModel(runtime, c.model, feeds, layers[i].map((l) => l.tensor), own);
+      compareRuns(report, reference, outputs, original, layers[i], { ...options, conversion: c.conversion }, report.tolerance);
+    } catch (e) {
+      if (!e?.stage) throw e;  // the comparison's own defect, not the model's
+      failed(report, 'candidate', e);
+    }
+    report.timings_ms = { load: timings.load + own.load, run: timings.run + own.run };
+  }
   onProgress('compared', 1);
+  return reports;
+}
+
+// One candidate against the original (see checkCandidates); options.conversion and
+// options.scaleAtol are the candidate's.
+export async function checkModels(runtime, original, candidate, options = {}, onProgress = () => {}) {
+  const [report] = await checkCandidates(runtime, original, [{ model: candidate, conversion: options.conversion, scaleAtol: options.scaleAtol }], options, onProgress);
   return report;
 }
 
@@ -391,7 +434,15 @@ export function introducesNonFinite(check) {
     (!o.comparable && o.stats_candidate && o.stats_original && o.stats_candidate.min === null && o.stats_original.min !== null));
 }
 
-const figure = (x) => (x === 0 ? '0' : Math.abs(x) >= 0.01 && Math.abs(x) < 1000 ? String(Number(x.toPrecision(2))) : x.toExponential(1));
+// A figure for people (the verdict, the page's tables, the CLI's lines): `digits` significant
+// digits, positional from 0.01 to 1000 and exponential outside; a string (finiteForJson's
+// "Infinity") as it is.
+export function figure(x, digits = 2) {
+  if (typeof x !== 'number') return String(x);
+  if (x === 0) return '0';
+  const magnitude = Math.abs(x);
+  return magnitude >= 0.01 && magnitude < 1000 ? String(Number(x.toPrecision(digits))) : x.toExponential(digits - 1);
+}
 
 // A check's verdict in words, one line per output (the CLI's summary and the page's): `kind` is
 // 'fold_only' (must pass) or 'converted' (the Lattice rewrites change outputs by design).

@@ -5,12 +5,13 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
-import { finiteForJson, introducesNonFinite, verdict } from './check.mjs';
+import { figure as shortFigure, finiteForJson, introducesNonFinite, verdict } from './check.mjs';
 import { runCheck } from './check_node.mjs';
 
 const EXIT = { ok: 0, failed: 1, usage: 2 };
 
-const figure = (x) => (typeof x !== 'number' ? String(x) : x === 0 ? '0' : x.toExponential(2));
+// Three significant digits: a terminal line is read closer than the page's table.
+const figure = (x) => shortFigure(x, 3);
 const shape = (dims) => (dims ? `[${dims.join('×')}]` : 'none');
 
 // One line per output (and the first tensor where the models part, layerwise), for a terminal.

@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { checkModels } from './check.mjs';
+import { checkCandidates } from './check.mjs';
 import { joinParts, loadModule } from './engine.mjs';
 
 const post = (message) => parentPort.postMessage(message);
@@ -81,12 +81,13 @@ function modelFrom(module, source, label, options = { target: 'none', foldBatchN
 }
 
 // The fold-only twin of a conversion: the same folds (and skips of them), the same pinned
-// shapes, no conversion pattern.
+// shapes, the fixed-point scheme's exact rewrites (FPQ's bias moves), no conversion pattern.
+// The page's twin is made the same way (web/worker.js: the conversion's options, target none).
 function twinOptions(conversion) {
   const o = conversion.options;
   return {
     target: 'none', foldBatchNorm: o.fold_batch_norm, skipMatches: o.skip_matches, ignoreUnknownSkips: true,
-    inputShapes: conversion.input_shapes,
+    inputShapes: conversion.input_shapes, ...(o.fixed_point ? { fixedPoint: o.fixed_point } : {}),
   };
 }
 
@@ -96,15 +97,19 @@ try {
   const ort = await runtime();
   const module = await loadModule();
   const reference = modelFrom(module, original, 'original');
-  const report = candidate ? await checkModels(ort, reference, modelFrom(module, candidate, 'candidate'), options, onProgress) : undefined;
-  // The twin is the original converted again with the conversion's options; its own report
-  // names the folds behind its tensors. Folds are exact up to float rounding, which grows with
-  // the values' scale: its atol is scaled by each output's (check.mjs, compareTensor).
-  let twinReport;
+  // The original runs once for both comparisons. The twin is the original converted again with
+  // the conversion's options; its own report names the folds behind its tensors. Folds are exact
+  // up to float rounding, which grows with the values' scale: its atol is scaled by each
+  // output's (check.mjs, compareTensor).
+  const candidates = [];
+  if (candidate) candidates.push({ model: modelFrom(module, candidate, 'candidate'), conversion: options.conversion, scaleAtol: options.scaleAtol, label: 'converted' });
   if (twin) {
     const folded = modelFrom(module, original, 'fold-only twin', twinOptions(options.conversion));
-    twinReport = await checkModels(ort, reference, folded, { ...options, scaleAtol: true, conversion: folded.report }, onProgress);
+    candidates.push({ model: folded, conversion: folded.report, scaleAtol: true, label: 'fold-only twin' });
   }
+  const reports = await checkCandidates(ort, reference, candidates, options, onProgress);
+  const report = candidate ? reports[0] : undefined;
+  const twinReport = twin ? reports.at(-1) : undefined;
   post({ type: 'result', report, twin: twinReport });
 } catch (e) {
   post({ type: 'error', message: e.message, code: e.code ?? 'ERR_ONNX_LATTICE_CHECK', path: e.path, errno: e.errno });

@@ -358,11 +358,14 @@ function makeTwin() {
 // "Check": the input, the converted model and the fold-only twin in onnxruntime-web, in a worker of
 // its own that is ended afterwards (its memory goes back). A model the runtime cannot hold is
 // refused before anything loads.
-async function check() {
+async function check(pinned = {}) {
   ui.checkResult.hidden = true;  // until this check's result is in
   // Loaded on first use, as the runtime is: none of it weighs on the page's first load.
-  const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, runtimePeak } = await import('./check-panel.js');
+  const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, runtimePeak, unpinnedInputs } = await import('./check-panel.js');
   const { report } = current;
+  const inputShapes = { ...report.input_shapes, ...pinned };
+  const pin = unpinnedInputs(current.input.inputs, inputShapes);
+  if (pin.length) return renderCheck(ui.checkResult, { pin, onPin: check });
   const dataBytes = Object.values(inputFiles).reduce((n, f) => n + f.size, 0);
   const peak = runtimePeak(report.input.bytes + dataBytes, current.input);
   if (peak > CHECK_MEMORY_LIMIT) {
@@ -390,7 +393,7 @@ async function check() {
         original: { model: inputModel, files: inputFiles, description: current.input },
         candidate: { model: current.model, files: dataFile, description: current.output },
         twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
-        options: { layerwise: ui.checkLayerwise.checked, inputShapes: report.input_shapes },
+        options: { layerwise: ui.checkLayerwise.checked, inputShapes },
         conversion: report, twinConversion: twin.report,
       });
     });
@@ -436,7 +439,7 @@ ui.sample.addEventListener('click', async () => {
   }
 });
 ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
-ui.check.addEventListener('click', check);
+ui.check.addEventListener('click', () => check());
 // FPQ keeps BatchNorm as a layer of its own (the CLI's `--fixed-point fpq` folds nothing unless
 // asked), so choosing it unticks folding, and leaving it ticks folding again; either can be changed.
 ui.fixedPoint.addEventListener('change', () => { ui.fold.checked = ui.fixedPoint.value !== 'fpq'; });

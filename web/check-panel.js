@@ -1,6 +1,6 @@
 // The check's result in the page: the verdict in words, a table per comparison, and the size
 // estimate that refuses a model onnxruntime-web cannot hold.
-import { verdict } from './check.mjs';
+import { figure, verdict } from './check.mjs';
 
 export { finiteForJson } from './check.mjs';
 import { formatBytes } from './ops.js';
@@ -20,8 +20,6 @@ export function runtimePeak(weightBytes, description) {
   }
   return 2 * weightBytes + activations;
 }
-
-const figure = (x) => (typeof x !== 'number' ? String(x) : x === 0 ? '0' : Math.abs(x) >= 0.01 && Math.abs(x) < 1000 ? x.toPrecision(2) : x.toExponential(1));
 
 // What a rewrite changed, measured at its output (layerwise), for its plan row and its nodes.
 export function changeText(change) {
@@ -56,12 +54,52 @@ function table(caption, check) {
   return t;
 }
 
-// {check, ms} | {error} | {refused: estimated bytes}
-export function renderCheck(box, { check, ms, error, refused }) {
+// The graph inputs whose shape the check cannot know: each with the axes neither the model nor
+// the conversion's pinned shapes fix ([{name, shape, axes}]).
+export function unpinnedInputs(inputs, inputShapes) {
+  return inputs.filter((i) => !inputShapes[i.name]).map((i) => ({
+    ...i, axes: (i.shape ?? []).flatMap((d, axis) => (typeof d === 'number' && d >= 0 ? [] : [axis])),
+  })).filter((i) => i.axes.length);
+}
+
+// What the CLI asks for with --input-shape: a size per dynamic dimension, one field each (1 by
+// default, as a batch of one is what a check needs); `onPin({name: dims})` checks with them.
+function pinForm(box, inputs, onPin) {
+  const form = el('form');
+  form.append(el('p', 'The model\'s inputs have dynamic dimensions: give each a size to check with.'));
+  const fields = [];
+  for (const input of inputs) {
+    for (const axis of input.axes) {
+      const label = el('label', `${input.name}, axis ${axis} (${input.shape[axis]}) `);
+      const field = Object.assign(el('input'), { type: 'number', min: 1, step: 1, value: 1, required: true });
+      field.dataset.testid = 'check-dimension';
+      label.append(field);
+      form.append(label);
+      fields.push({ input, axis, field });
+    }
+  }
+  const go = Object.assign(el('button', 'Check with these sizes'), { type: 'submit' });
+  form.append(go);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const shapes = Object.fromEntries(inputs.map((i) => [i.name, [...i.shape]]));
+    for (const { input, axis, field } of fields) shapes[input.name][axis] = Number(field.value);
+    onPin(shapes);
+  });
+  box.append(form);
+  fields[0].field.focus();
+}
+
+// {check, ms} | {error} | {refused: estimated bytes} | {pin: unpinnedInputs(), onPin}
+export function renderCheck(box, { check, ms, error, refused, pin, onPin }) {
   box.hidden = false;
   box.replaceChildren();
   delete box.dataset.foldPass;
   delete box.dataset.convertedRuns;
+  if (pin) {
+    pinForm(box, pin, onPin);
+    return;
+  }
   if (refused !== undefined) {
     box.dataset.refused = 'true';
     box.append(el('p', `This model is too large to check in the browser: onnxruntime-web would need about ${formatBytes(refused)} ` +

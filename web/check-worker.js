@@ -5,7 +5,7 @@
 // In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
 // description}, options, conversion, twinConversion}. Out: progress {stage, fraction}; result
 // {converted, fold_only}; error {message}.
-import { checkModels } from './check.mjs';
+import { checkCandidates } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
 // One thread: a static page is not cross-origin isolated, so it has no shared memory for more.
@@ -30,11 +30,14 @@ async function modelOf({ model, files, description }) {
 self.onmessage = async ({ data }) => {
   const { options } = data;
   try {
-    const post = (base, span) => (stage, fraction) => self.postMessage({ type: 'progress', stage, fraction: base + span * fraction });
+    const post = (stage, fraction) => self.postMessage({ type: 'progress', stage, fraction });
     self.postMessage({ type: 'progress', stage: 'reading the models', fraction: 0 });
     const original = await modelOf(data.original);
-    const fold_only = await checkModels(runtime, original, await modelOf(data.twin), { ...options, scaleAtol: true, conversion: data.twinConversion }, post(0, 0.5));
-    const converted = await checkModels(runtime, original, await modelOf(data.candidate), { ...options, conversion: data.conversion }, post(0.5, 0.5));
+    // The original runs once for both comparisons.
+    const [converted, fold_only] = await checkCandidates(runtime, original, [
+      { model: await modelOf(data.candidate), conversion: data.conversion, label: 'converted' },
+      { model: await modelOf(data.twin), conversion: data.twinConversion, scaleAtol: true, label: 'fold-only twin' },
+    ], options, post);
     self.postMessage({ type: 'result', check: { converted, fold_only } });
   } catch (e) {
     self.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) });

@@ -203,6 +203,23 @@ test('Node CLI: convert --check writes both comparisons into the report and exit
   assert.equal(JSON.parse(stdout.stdout).check.fold_only.pass, true);
 });
 
+test('Node CLI: under --fixed-point fpq the fold-only twin makes the same exact bias moves, and the check compares them', () => {
+  const out = join(dir, 'fpq.onnx'), reportPath = join(dir, 'fpq.json');
+  const r = CLIS.node(['convert', fixture('fpq_biases.onnx'), '-o', out, '--fixed-point', 'fpq', '--report', reportPath, '--check', '--layerwise']);
+  assert.equal(r.status, 0, r.stderr);
+  const { check, matches } = JSON.parse(readFileSync(reportPath, 'utf8'));
+  const moved = matches.filter((m) => m.pattern === 'FpqConvBiasIntoBatchNormPattern' && m.applied).map((m) => m.id).sort();
+  assert.ok(moved.length >= 3, `the fixture's biased convs are moved (${moved})`);
+  // Every bias move is a rewrite of the twin too, measured at its output and exact there; the
+  // last conv's output is the graph output, compared as such rather than as a layer.
+  const last = '/group5/Conv';
+  const twinMoves = check.fold_only.rewrites.filter((w) => w.pattern === 'FpqConvBiasIntoBatchNormPattern');
+  assert.deepEqual(twinMoves.map((w) => w.match_id).sort(), moved.filter((id) => !id.endsWith(last)));
+  assert.ok(twinMoves.every((w) => w.pass), JSON.stringify(twinMoves));
+  assert.equal(check.fold_only.pass, true);
+  assert.deepEqual(check.fold_only.outputs.map((o) => [o.name, o.pass]), [['output', true]]);
+});
+
 test('Node CLI: check exits 0 when outputs agree, 1 when not, 2 for usage, with --json the report', () => {
   const sample = fixture('sample.onnx'), converted = convertSample({}, 'cli-check.onnx');
   const same = CLIS.node(['check', sample, sample]);

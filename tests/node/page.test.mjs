@@ -1170,6 +1170,29 @@ test('an external-data model is checked in the page with its data file', async (
   await context.close();
 });
 
+test('a model with a dynamic batch asks for its size before the check, and checks with it', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', fixture('yolo_dynamic_batch.onnx'));
+  await waitDone(page);
+  const asked = await runCheckInPage(page);
+  assert.equal(asked.foldPass, undefined, 'nothing ran yet');
+  assert.match(asked.text, /dynamic dimensions: give each a size/);
+  const fields = await page.$$('[data-testid="check-result"] [data-testid="check-dimension"]');
+  assert.equal(fields.length, 1, 'one field: the batch axis');
+  assert.match(asked.text, /input, axis 0 \(N\)/);
+  await fields[0].fill('2');
+  await page.click('[data-testid="check-result"] button[type="submit"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined,
+    null, { timeout: 300_000, polling: 250 });
+  const result = await page.$eval('[data-testid="check-result"]', (box) => ({ ...box.dataset, text: box.textContent }));
+  assert.equal(result.foldPass, 'true', result.text);
+  assert.equal(result.convertedRuns, 'true', result.text);
+  const { check } = await pageReport(page);
+  assert.equal(check.converted.outputs[0].shape_original[0], 2, 'the batch of two was run');
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('no request of the check left 127.0.0.1', () => {
   assert.ok(requests.some((u) => u.includes('/ort/')), 'the runtime was loaded from this site');
   assert.deepEqual(requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
