@@ -1101,6 +1101,53 @@ test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point 
   await context.close();
 });
 
+// --- Snapped kernels' weights (issue 24) ----------------------------------------------------------
+
+test('the snapped-kernels switch: each snapped row and node says what became of the trained kernel, and the download is the CLI\'s', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  const model = fixture('odd_convs.onnx');
+  await page.setInputFiles('[data-testid="file-input"]', model);
+  await waitDone(page);
+  const snapped = async () => page.$$eval('[data-testid="match-row"]', (rs) => Object.fromEntries(rs
+    .filter((r) => r.querySelector('.weights')).map((r) => [r.dataset.matchId, r.querySelector('.weights').textContent])));
+  const { bytes: reinitBytes, name: reinitName } = await downloadBytes(page, 'download');
+  const reinit = await checkAgainstCli(page, model, ['--snap-weights', 'reinit']);
+  assert.equal(reinitName, 'odd_convs.lattice.onnx');
+  const ids = reinit.report.matches.filter((m) => m.weights).map((m) => m.id);
+  assert.ok(ids.length >= 2, ids.join(', '));
+  assert.deepEqual(await snapped(), Object.fromEntries(ids.map((id) => [id, 'weights re-initialised (nothing of the trained kernel kept)'])));
+
+  await page.selectOption('[data-testid="snap-weights"]', 'transfer');
+  await waitDone(page);
+  const transfer = await checkAgainstCli(page, model, ['--snap-weights', 'transfer']);
+  assert.equal(transfer.name, 'odd_convs.lattice.transfer.onnx');
+  const { bytes: transferBytes } = await downloadBytes(page, 'download');
+  assert.ok(!transferBytes.equals(reinitBytes), 'the transferred model differs from the re-initialised one');
+  // The share each row states is the report's kept_energy: the 5×5's centre keeps part of it, a
+  // 1×1 embedded into a 3×3 all of it.
+  const kept = Object.fromEntries(transfer.report.matches.filter((m) => m.weights).map((m) => [m.id, m.weights.kept_energy]));
+  assert.deepEqual(Object.keys(kept), ids);
+  const rows = await snapped();
+  for (const id of ids) {
+    const share = kept[id] === 1 ? '100' : (100 * kept[id]).toFixed(1);
+    assert.equal(rows[id], `weights transferred: ${share} % of the kernel's energy kept`, id);
+  }
+  assert.ok(Object.values(kept).some((k) => k > 0 && k < 1) && Object.values(kept).includes(1), JSON.stringify(kept));
+  // The node's properties say it too, in the converted model.
+  const c5 = transfer.report.matches.find((m) => m.id === 'LatticeConv2dPattern:/c5/Conv');
+  await graphReady(page);
+  await page.click(`[data-testid="graph-node"][data-node="${c5.new_nodes[0]}"]`);
+  assert.ok((await page.textContent('[data-testid="node-props"]')).includes(`weights transferred: ${(100 * c5.weights.kept_energy).toFixed(1)} % of the kernel's energy kept`));
+
+  // Back to re-initialisation: the first model's bytes again.
+  await page.selectOption('[data-testid="snap-weights"]', 'reinit');
+  await waitDone(page);
+  assert.ok((await downloadBytes(page, 'download')).bytes.equals(reinitBytes));
+  assert.match(Object.values(await snapped())[0], /^weights re-initialised/);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 // --- The check (issue 20) ------------------------------------------------------------------------
 
 // Presses "Check" (layer by layer if asked) and waits for the result panel; returns its dataset.
