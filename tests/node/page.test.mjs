@@ -1101,6 +1101,62 @@ test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point 
   await context.close();
 });
 
+test('under a fixed-point scheme each analysed layer wears its fit in the converted graph, counted in the legend; never without one', async () => {
+  // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
+  await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
+  await waitDone(page);
+  await graphReady(page);
+  // Each node marked or badged: its mark, its badge's words (the badges lie in one layer over the
+  // nodes, by node name) and its accessible name.
+  const badges = () => page.$$eval('[data-testid="graph-node"]', (ns) => {
+    const words = new Map([...document.querySelectorAll('[data-testid="fit-badge"]')].map((b) => [b.dataset.node, b.textContent]));
+    return Object.fromEntries(ns.filter((n) => n.dataset.fit || words.has(n.dataset.node))
+      .map((n) => [n.dataset.node, { fit: n.dataset.fit, badge: words.get(n.dataset.node), label: n.getAttribute('aria-label') }]));
+  });
+  const legend = () => page.$$eval('#legend [data-fit]', (ls) => Object.fromEntries(ls.map((l) => [l.dataset.fit, l.textContent])));
+  assert.deepEqual(await badges(), {}, 'no scheme, no badge');
+  assert.deepEqual(await legend(), {});
+  // FPQ keeps the BatchNorms: conv_a's weights are small and fit, conv_b's clip (56.25 %, numpy's
+  // figure in make_fixed_point.py), the BatchNorm's scale lies inside signed 5.10.
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  await page.waitForSelector('[data-testid="fit-badge"]');
+  const report = await pageReport(page);
+  const [bn] = report.fixed_point.batch_norms;
+  assert.ok(bn?.fits, JSON.stringify(report.fixed_point.batch_norms));
+  const shown = await badges();
+  assert.deepEqual(Object.keys(shown).sort(), ['/conv_a/Conv', '/conv_b/Conv', bn.node].sort());
+  assert.deepEqual([shown['/conv_a/Conv'].fit, shown['/conv_a/Conv'].badge], ['fits', 'fits']);
+  assert.deepEqual([shown['/conv_b/Conv'].fit, shown['/conv_b/Conv'].badge], ['clips', 'clips 56.3 %']);
+  assert.deepEqual([shown[bn.node].fit, shown[bn.node].badge], ['fits', 'fits']);
+  assert.match(shown['/conv_b/Conv'].label, /, FPQ: clips 56\.3 %$/, 'a screen reader hears the fit too');
+  assert.deepEqual(await legend(), { fits: 'FPQ fits (2)', clips: 'FPQ clips or out of range (1)' });
+  // A node's button names what it shows (the badge is outside it): axe finds nothing serious.
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const bad = (await page.evaluate(() => window.axe.run(document))).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad.map((v) => `${v.id} (${v.nodes.length})`), []);
+  // Folding asked for: conv_a takes its BatchNorm's scale and clips too.
+  await page.check('[data-testid="fold-bn"]');
+  await waitDone(page);
+  await page.waitForSelector('[data-testid="graph-node"][data-node="/conv_a/Conv"][data-fit="clips"]');
+  assert.equal((await badges())['/conv_a/Conv'].badge, 'clips 80.6 %');
+  // The analysis describes the converted model: the input view has no badge, nor its legend.
+  await switchGraph(page, 'input');
+  assert.deepEqual(await badges(), {});
+  assert.deepEqual(await legend(), {});
+  await switchGraph(page, 'converted');
+  await page.waitForSelector('[data-testid="fit-badge"]');
+  // No scheme again: the badges and their legend go.
+  await page.selectOption('[data-testid="fixed-point-select"]', '');
+  await waitDone(page);
+  await graphReady(page);
+  assert.deepEqual(await badges(), {});
+  assert.deepEqual(await legend(), {});
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 // --- Snapped kernels' weights (issue 24) ----------------------------------------------------------
 
 test('the snapped-kernels switch: each snapped row and node says what became of the trained kernel, and the download is the CLI\'s', async () => {
