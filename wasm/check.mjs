@@ -277,18 +277,21 @@ export function layerTensors(original, candidate, conversion) {
 
 // Per applied rewrite, the change measured where it hands its result on: the last compared
 // tensor its new nodes compute, and the largest change among the tensors its matched nodes read
-// (what it was given), so a figure inherited from upstream is told from one it introduced.
+// from outside the match (what it was given; a chain's tensors between its own nodes are its
+// work), so a figure inherited from upstream is told from one it introduced.
 // Sorted by the change at the output, largest first: the ranking "retraining recommended" asks for.
 export function rewriteChanges(layers, original, conversion) {
   const byTensor = new Map(layers.map((l) => [l.tensor, l]));
-  const readers = new Map(original.nodes.map((n) => [n.name, n.inputs.map((i) => i.name)]));
+  const nodes = new Map(original.nodes.map((n) => [n.name, n]));
   const out = [];
   for (const m of conversion?.matches ?? []) {
     if (!m.applied) continue;
     const mine = layers.filter((l) => l.match_id === m.id);
     if (!mine.length) continue;
     const last = mine[mine.length - 1];
-    const inputs = m.nodes.flatMap((n) => readers.get(n) ?? []).map((t) => byTensor.get(t)).filter(Boolean);
+    const matched = m.nodes.map((n) => nodes.get(n)).filter(Boolean);
+    const own = new Set(matched.flatMap((n) => n.outputs.map((o) => o.name)));
+    const inputs = matched.flatMap((n) => n.inputs.map((i) => i.name)).filter((t) => !own.has(t)).map((t) => byTensor.get(t)).filter(Boolean);
     out.push({
       match_id: m.id, pattern: m.pattern, tensor: last.tensor, max_abs: last.max_abs, max_rel: last.max_rel,
       max_abs_in: inputs.length ? Math.max(...inputs.map((l) => l.max_abs)) : 0, pass: last.pass,

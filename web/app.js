@@ -14,7 +14,7 @@ const ui = {
   quantization: $('quantization'), fixedPointSummary: $('fixed-point-summary'), results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
   download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), version: $('version'),
-  graphSwitch: document.querySelector('[data-testid="graph-switch"]'), props: $('node-props'), graphHeading: $('graph-heading'),
+  graphSwitch: document.querySelector('[data-testid="graph-switch"]'), legend: $('legend'), props: $('node-props'), graphHeading: $('graph-heading'),
   check: $('check'), checkLayerwise: $('check-layerwise'), checkResult: $('check-result'),
 };
 
@@ -34,7 +34,7 @@ let inputModel = null, inputFiles = {};  // the picked model and its data files,
 let drawing = null;  // the graph being drawn (a promise)
 
 const graph = new GraphView({
-  host: $('graph'), legend: $('legend'), zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
+  host: $('graph'), legend: ui.legend, zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
 }, (name) => selectNode(name, { fromGraph: true }));
 
 function startWorker() {
@@ -258,7 +258,16 @@ function currentView() { return ui.graphSwitch.querySelector('input:checked').va
 function drawGraph() {
   const view = currentView();
   const description = view === 'input' ? current.input : current.output;
-  drawing = graph.show(description, statesOf(current.report, view, current.byName[view])).then(() => true, (e) => {
+  drawing = graph.show(description, statesOf(current.report, view, current.byName[view])).then(async (shown) => {
+    // The fixed-point fit describes the converted model; its overlay's module loads only when a
+    // scheme is chosen, and marks only the drawing still shown once it has loaded.
+    const fit = shown && view === 'converted' && current.report.fixed_point;
+    const overlay = fit && await import('./fit-overlay.js').catch(() => null);  // offline before it was needed: no overlay
+    if (!shown || graph.shown !== description) return true;
+    if (overlay) overlay.overlayFit(graph, fit, ui.legend);
+    else ui.legend.querySelectorAll('.fit').forEach((e) => e.remove());
+    return true;
+  }, (e) => {
     graph.showMessage(`The graph could not be laid out: ${e.message}. The rest of the page works without it.`);
     return false;
   });

@@ -15,7 +15,7 @@ export const STATES = ['applied', 'refused', 'unsupported', 'plain'];
 const SPOKEN = { applied: 'rewritten', refused: 'match refused or skipped', unsupported: 'the target cannot run it', plain: 'untouched' };
 const DIRECTIONS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
 
-function svg(name, attrs = {}) {
+export function svg(name, attrs = {}) {
   const e = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   return e;

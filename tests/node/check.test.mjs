@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { compareTensor, inputFeeds, withOutputs } from '../../wasm/check.mjs';
+import { compareTensor, inputFeeds, rewriteChanges, withOutputs } from '../../wasm/check.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, ROOT, ZOO, fixture, scratch } from './helpers.mjs';
 
@@ -52,6 +52,24 @@ test('compareTensor: a scaled atol is relative to the largest |value|, as float 
   assert.equal(scaled.atol_used, 1e-5 * 100);
   assert.equal(scaled.pass, true);
   assert.equal(compareTensor('y', tensor([0.5]), tensor([0.5 + 2.5e-5]), { rtol: 0, atol: 1e-5, scaled: true }).pass, false, 'never below atol itself');
+});
+
+test('rewriteChanges: what entered a chain rewrite is what its nodes read from outside it, not its own tensors', () => {
+  // pre -> [conv -> bn -> relu] (one match) -> post: the chain changes `c` and `b` itself; only `p` was given.
+  const node = (name, inputs, outputs) => ({ name, inputs: inputs.map((n) => ({ name: n })), outputs: outputs.map((n) => ({ name: n })) });
+  const original = { nodes: [node('pre', ['x'], ['p']), node('conv', ['p', 'w'], ['c']), node('bn', ['c'], ['b']), node('relu', ['b'], ['r']), node('post', ['r'], ['y'])] };
+  const layers = [
+    { tensor: 'p', match_id: undefined, max_abs: 0.25, max_rel: 0, pass: false },
+    { tensor: 'c', match_id: 'chain', max_abs: 4, max_rel: 0, pass: false },
+    { tensor: 'b', match_id: 'chain', max_abs: 8, max_rel: 0, pass: false },
+    { tensor: 'r', match_id: 'chain', max_abs: 2, max_rel: 0, pass: false },
+  ];
+  const conversion = { matches: [{ id: 'chain', pattern: 'P', applied: true, nodes: ['conv', 'bn', 'relu'] }] };
+  assert.deepEqual(rewriteChanges(layers, original, conversion),
+    [{ match_id: 'chain', pattern: 'P', tensor: 'r', max_abs: 2, max_rel: 0, max_abs_in: 0.25, pass: false }]);
+  // A rewrite reading the graph input only was given nothing changed.
+  layers[0].max_abs = 0;
+  assert.equal(rewriteChanges(layers, original, conversion)[0].max_abs_in, 0);
 });
 
 test('compareTensor: p99 of |Δ| over 1000 elements', () => {

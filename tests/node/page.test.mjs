@@ -1101,6 +1101,109 @@ test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point 
   await context.close();
 });
 
+test('under a fixed-point scheme each analysed layer wears its fit in the converted graph, counted in the legend; never without one', async () => {
+  // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
+  await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
+  await waitDone(page);
+  await graphReady(page);
+  // Each node marked or badged: its mark, its badge's words (the badges lie in one layer over the
+  // nodes, by node name) and its accessible name.
+  const badges = () => page.$$eval('[data-testid="graph-node"]', (ns) => {
+    const words = new Map([...document.querySelectorAll('[data-testid="fit-badge"]')].map((b) => [b.dataset.node, b.textContent]));
+    return Object.fromEntries(ns.filter((n) => n.dataset.fit || words.has(n.dataset.node))
+      .map((n) => [n.dataset.node, { fit: n.dataset.fit, badge: words.get(n.dataset.node), label: n.getAttribute('aria-label') }]));
+  });
+  const legend = () => page.$$eval('#legend [data-fit]', (ls) => Object.fromEntries(ls.map((l) => [l.dataset.fit, l.textContent])));
+  assert.deepEqual(await badges(), {}, 'no scheme, no badge');
+  assert.deepEqual(await legend(), {});
+  // FPQ keeps the BatchNorms: conv_a's weights are small and fit, conv_b's clip (56.25 %, numpy's
+  // figure in make_fixed_point.py), the BatchNorm's scale lies inside signed 5.10.
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  await page.waitForSelector('[data-testid="fit-badge"]');
+  const report = await pageReport(page);
+  const [bn] = report.fixed_point.batch_norms;
+  assert.ok(bn?.fits, JSON.stringify(report.fixed_point.batch_norms));
+  const shown = await badges();
+  assert.deepEqual(Object.keys(shown).sort(), ['/conv_a/Conv', '/conv_b/Conv', bn.node].sort());
+  assert.deepEqual([shown['/conv_a/Conv'].fit, shown['/conv_a/Conv'].badge], ['fits', 'fits']);
+  assert.deepEqual([shown['/conv_b/Conv'].fit, shown['/conv_b/Conv'].badge], ['clips', 'clips 56.3 %']);
+  assert.deepEqual([shown[bn.node].fit, shown[bn.node].badge], ['fits', 'fits']);
+  assert.match(shown['/conv_b/Conv'].label, /, FPQ: clips 56\.3 %$/, 'a screen reader hears the fit too');
+  assert.deepEqual(await legend(), { fits: 'FPQ fits (2)', clips: 'FPQ clips or out of range (1)' });
+  // A node's button names what it shows (the badge is outside it): axe finds nothing serious.
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const bad = (await page.evaluate(() => window.axe.run(document))).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad.map((v) => `${v.id} (${v.nodes.length})`), []);
+  // Folding asked for: conv_a takes its BatchNorm's scale and clips too.
+  await page.check('[data-testid="fold-bn"]');
+  await waitDone(page);
+  await page.waitForSelector('[data-testid="graph-node"][data-node="/conv_a/Conv"][data-fit="clips"]');
+  assert.equal((await badges())['/conv_a/Conv'].badge, 'clips 80.6 %');
+  // The analysis describes the converted model: the input view has no badge, nor its legend.
+  await switchGraph(page, 'input');
+  assert.deepEqual(await badges(), {});
+  assert.deepEqual(await legend(), {});
+  await switchGraph(page, 'converted');
+  await page.waitForSelector('[data-testid="fit-badge"]');
+  // No scheme again: the badges and their legend go.
+  await page.selectOption('[data-testid="fixed-point-select"]', '');
+  await waitDone(page);
+  await graphReady(page);
+  assert.deepEqual(await badges(), {});
+  assert.deepEqual(await legend(), {});
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+// --- Snapped kernels' weights (issue 24) ----------------------------------------------------------
+
+test('the snapped-kernels switch: each snapped row and node says what became of the trained kernel, and the download is the CLI\'s', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  const model = fixture('odd_convs.onnx');
+  await page.setInputFiles('[data-testid="file-input"]', model);
+  await waitDone(page);
+  const snapped = async () => page.$$eval('[data-testid="match-row"]', (rs) => Object.fromEntries(rs
+    .filter((r) => r.querySelector('.weights')).map((r) => [r.dataset.matchId, r.querySelector('.weights').textContent])));
+  const { bytes: reinitBytes, name: reinitName } = await downloadBytes(page, 'download');
+  const reinit = await checkAgainstCli(page, model, ['--snap-weights', 'reinit']);
+  assert.equal(reinitName, 'odd_convs.lattice.onnx');
+  const ids = reinit.report.matches.filter((m) => m.weights).map((m) => m.id);
+  assert.ok(ids.length >= 2, ids.join(', '));
+  assert.deepEqual(await snapped(), Object.fromEntries(ids.map((id) => [id, 'weights re-initialised (nothing of the trained kernel kept)'])));
+
+  await page.selectOption('[data-testid="snap-weights"]', 'transfer');
+  await waitDone(page);
+  const transfer = await checkAgainstCli(page, model, ['--snap-weights', 'transfer']);
+  assert.equal(transfer.name, 'odd_convs.lattice.transfer.onnx');
+  const { bytes: transferBytes } = await downloadBytes(page, 'download');
+  assert.ok(!transferBytes.equals(reinitBytes), 'the transferred model differs from the re-initialised one');
+  // The share each row states is the report's kept_energy: the 5×5's centre keeps part of it, a
+  // 1×1 embedded into a 3×3 all of it.
+  const kept = Object.fromEntries(transfer.report.matches.filter((m) => m.weights).map((m) => [m.id, m.weights.kept_energy]));
+  assert.deepEqual(Object.keys(kept), ids);
+  const rows = await snapped();
+  for (const id of ids) {
+    const share = kept[id] === 1 ? '100' : (100 * kept[id]).toFixed(1);
+    assert.equal(rows[id], `weights transferred: ${share} % of the kernel's energy kept`, id);
+  }
+  assert.ok(Object.values(kept).some((k) => k > 0 && k < 1) && Object.values(kept).includes(1), JSON.stringify(kept));
+  // The node's properties say it too, in the converted model.
+  const c5 = transfer.report.matches.find((m) => m.id === 'LatticeConv2dPattern:/c5/Conv');
+  await graphReady(page);
+  await page.click(`[data-testid="graph-node"][data-node="${c5.new_nodes[0]}"]`);
+  assert.ok((await page.textContent('[data-testid="node-props"]')).includes(`weights transferred: ${(100 * c5.weights.kept_energy).toFixed(1)} % of the kernel's energy kept`));
+
+  // Back to re-initialisation: the first model's bytes again.
+  await page.selectOption('[data-testid="snap-weights"]', 'reinit');
+  await waitDone(page);
+  assert.ok((await downloadBytes(page, 'download')).bytes.equals(reinitBytes));
+  assert.match(Object.values(await snapped())[0], /^weights re-initialised/);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 // --- The check (issue 20) ------------------------------------------------------------------------
 
 // Presses "Check" (layer by layer if asked) and waits for the result panel; returns its dataset.
