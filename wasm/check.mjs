@@ -255,25 +255,32 @@ export function withOutputs(bytes, names) {
 }
 
 // The tensors of the layerwise comparison: every node output of the candidate that a node of the
-// original also computes (same name), in the candidate's topological order, graph outputs left
-// out (they are compared anyway), with the node that computes it and the conversion's match whose
-// new node that is.
+// original also computes (same name), in the candidate's topological order, with the node that
+// computes it and the conversion's match whose new node that is. A graph output of both models is
+// one of them (`output: true`: the runtime gives it anyway, so a rewrite that ends the graph is
+// ranked too); one that is a graph output of only one model is left out (it cannot be asked of
+// the other by the same name without renaming).
 export function layerTensors(original, candidate, conversion) {
   const computed = new Set(original.nodes.flatMap((n) => n.outputs.map((o) => o.name)));
-  const graphOutputs = new Set([...original.outputs, ...candidate.outputs].map((o) => o.name));
+  const theirs = new Set(candidate.outputs.map((o) => o.name));
+  const mine = new Set(original.outputs.map((o) => o.name));
   const matchOf = new Map();
   for (const m of conversion?.matches ?? []) if (m.applied) for (const n of m.new_nodes) matchOf.set(n, m.id);
   const tensors = [];
   for (const node of candidate.nodes) {
     for (const { name } of node.outputs) {
-      if (!name || !computed.has(name) || graphOutputs.has(name)) continue;
+      if (!name || !computed.has(name) || mine.has(name) !== theirs.has(name)) continue;
       const tensor = { tensor: name, node: node.name, op: node.op };
+      if (mine.has(name)) tensor.output = true;
       if (matchOf.has(node.name)) tensor.match_id = matchOf.get(node.name);
       tensors.push(tensor);
     }
   }
   return tensors;
 }
+
+// The layer tensors a model must be asked for beside its graph outputs.
+const extraOutputs = (layers) => layers.filter((l) => !l.output).map((l) => l.tensor);
 
 // Per applied rewrite, the change measured where it hands its result on: the last compared
 // tensor its new nodes compute, and the largest change among the tensors its matched nodes read
@@ -402,7 +409,7 @@ export async function checkCandidates(runtime, original, candidates, options = {
   try {
     onProgress('running the original model', 0);
     // The original computes every tensor any candidate's layerwise comparison asks for.
-    reference = await runModel(runtime, original, feeds, [...new Set(layers.flat().map((l) => l.tensor))], timings);
+    reference = await runModel(runtime, original, feeds, [...new Set(layers.flatMap(extraOutputs))], timings);
   } catch (e) {
     for (const report of reports) failed(report, 'original', e);
     return reports;
@@ -412,7 +419,7 @@ export async function checkCandidates(runtime, original, candidates, options = {
     const own = { load: 0, run: 0 };
     try {
       onProgress(`running the ${c.label ?? 'candidate'} model`, (i + 1) / steps);
-      const outputs = await runModel(runtime, c.model, feeds, layers[i].map((l) => l.tensor), own);
+      const outputs = await runModel(runtime, c.model, feeds, extraOutputs(layers[i]), own);
       compareRuns(report, reference, outputs, original, layers[i], { ...options, conversion: c.conversion }, report.tolerance);
     } catch (e) {
       if (!e?.stage) throw e;  // the comparison's own defect, not the model's
