@@ -58,7 +58,7 @@ Result<std::vector<Piece>> file_pieces(const std::vector<DataSegment>& segments,
       continue;
     }
     if (auto held = data.held(s.location)) {
-      pieces.push_back({held->substr(s.offset, s.length), "", 0, 0});
+      pieces.push_back({held->substr(static_cast<size_t>(s.offset), static_cast<size_t>(s.length)), "", 0, 0});
       continue;
     }
     auto path = data.path_of(s.location);

@@ -47,7 +47,9 @@ Result<std::string> FolderData::read(const std::string& location, uint64_t offse
   auto file = checked(location);
   if (!file) return file.error();
   if (offset > (*file)->size || length > (*file)->size - offset) return error("range beyond the end of the file");
-  if (auto bytes = held(location)) return std::string(bytes->substr(offset, length));
+  if (auto bytes = held(location)) {
+    return std::string(bytes->substr(static_cast<size_t>(offset), static_cast<size_t>(length)));
+  }
   return host_.read_range((*file)->path, offset, length);
 }
 

@@ -54,7 +54,7 @@ class MemoryHost final : public lattice::Host {
   lattice::Result<std::string> read_stdin(uint64_t at_most) override {
     stdin_asked = at_most;
     if (!stdin_errno.empty()) return lattice::Error{"Is a directory", lattice::ErrorKind::kIO, "", stdin_errno};
-    return stdin_bytes.substr(0, at_most);
+    return stdin_bytes.substr(0, static_cast<size_t>(std::min<uint64_t>(at_most, stdin_bytes.size())));
   }
   // The files and links directly inside `path`.
   lattice::Result<std::vector<std::string>> list_dir(const std::string& path) override {
