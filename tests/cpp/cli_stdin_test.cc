@@ -52,6 +52,28 @@ TEST_CASE("a model on standard input is converted as the same file would be") {
   }
 }
 
+TEST_CASE("tensor data left in a model on standard input is written from the bytes held") {
+  // x + w, w of 80 000 bytes: more than the skeleton reads (kReadAlways), so the output copies it
+  // as a range of the input, which for standard input is held in memory.
+  onnx::ModelProto m = test::tiny_model();
+  auto* add = m.mutable_graph()->mutable_node(0);
+  add->set_op_type("Add");
+  add->add_input("w");
+  onnx::TensorProto w = test::float_tensor("w", {20000}, {});
+  std::string raw(80000, '\0');
+  for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<char>(i * 7 % 251);
+  w.set_raw_data(raw);
+  *m.mutable_graph()->add_initializer() = w;
+  test::MemoryHost host;
+  host.specials["/"] = FileStat::Kind::kDirectory;
+  host.files["/big.onnx"] = m.SerializeAsString();
+  host.stdin_bytes = host.files["/big.onnx"];
+  REQUIRE(convert_file(job("/big.onnx", "/from_file.onnx"), host));
+  REQUIRE(convert_file(job("-", "/from_stdin.onnx"), host));
+  CHECK(host.files.at("/from_stdin.onnx").find(raw) != std::string::npos);
+  CHECK(host.files.at("/from_stdin.onnx") == host.files.at("/from_file.onnx"));
+}
+
 TEST_CASE("a model on standard input needs -o, unless nothing is written") {
   auto host = sample_host();
   auto refused = convert_file(job("-", ""), host);
