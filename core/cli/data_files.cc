@@ -21,7 +21,7 @@ Result<const FolderData::File*> FolderData::checked(const std::string& location)
   if (!folder) return error("the model's folder: {}", folder.error().message);
   auto path = host_.real_path(folder_ + "/" + location);
   if (!path && from_stdin_) {
-    // Said, since the folder is not one the user named.
+    // The message says which folder: for a model on standard input the user named none.
     return error("{} in the current folder (where a model read from standard input finds its data files)",
                  path.error().message);
   }
