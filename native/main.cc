@@ -124,6 +124,19 @@ class FileHost final : public lattice::Host {
     return bytes;
   }
 
+  lattice::Result<std::string> read_stdin(uint64_t at_most) override {
+    std::string bytes;
+    char chunk[1 << 16];
+    while (bytes.size() < at_most) {
+      ssize_t n = ::read(STDIN_FILENO, chunk, static_cast<size_t>(std::min<uint64_t>(sizeof chunk, at_most - bytes.size())));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return os_error(errno);
+      if (n == 0) break;
+      bytes.append(chunk, static_cast<size_t>(n));
+    }
+    return bytes;
+  }
+
   lattice::Result<std::vector<std::string>> list_dir(const std::string& path) override {
     DIR* dir = ::opendir(path.c_str());
     if (dir == nullptr) return os_error(errno);
@@ -234,6 +247,7 @@ class FileHost final : public lattice::Host {
   void err(std::string_view text) override { std::cerr << text << std::flush; }
   bool err_is_terminal() override { return isatty(STDERR_FILENO) != 0; }
   bool out_is_terminal() override { return isatty(STDOUT_FILENO) != 0; }
+  bool in_is_terminal() override { return isatty(STDIN_FILENO) != 0; }
 
  private:
   static mode_t current_umask() {

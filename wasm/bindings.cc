@@ -317,6 +317,11 @@ class JsHost final : public lattice::Host {
     if (auto e = failed(r)) return *e;
     return copy_in(r);
   }
+  lattice::Result<std::string> read_stdin(uint64_t at_most) override {
+    val r = js_.call<val>("readStdin", static_cast<double>(at_most));
+    if (auto e = failed(r)) return *e;
+    return copy_in(r);
+  }
   lattice::Result<std::vector<std::string>> list_dir(const std::string& path) override {
     val r = js_.call<val>("listDir", path);
     if (auto e = failed(r)) return *e;
@@ -376,6 +381,7 @@ class JsHost final : public lattice::Host {
   void err(std::string_view text) override { js_.call<void>("err", std::string(text)); }
   bool err_is_terminal() override { return js_.call<bool>("errIsTerminal"); }
   bool out_is_terminal() override { return js_.call<bool>("outIsTerminal"); }
+  bool in_is_terminal() override { return js_.call<bool>("inIsTerminal"); }
   // The Node CLI's host runs the check after run_cli returns (onnxruntime is asynchronous).
   bool has_runtime() override { return js_.hasOwnProperty("requestCheck"); }
   void request_check(std::string request_json) override { js_.call<void>("requestCheck", request_json); }

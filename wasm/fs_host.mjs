@@ -7,6 +7,7 @@ import {
   renameSync, rmSync, statSync, writeSync,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isatty } from 'node:tty';
 
 // The wording of the C library's strerror for the common cases, so both CLIs print the same.
 const STRERROR = {
@@ -62,6 +63,29 @@ function copyRange(fd, { source, offset, length }) {
   }
 }
 
+// Standard input to its end, or its first `atMost` bytes, read synchronously from fd 0 as the
+// native CLI does (process.stdin is asynchronous, and the core waits for the bytes).
+function readStdin(atMost) {
+  const chunks = [];
+  let total = 0;
+  while (total < atMost) {
+    const chunk = Buffer.allocUnsafe(Math.min(1 << 20, atMost - total));
+    let n;
+    try {
+      n = readSync(0, chunk, 0, chunk.length, null);
+    } catch (e) {
+      // A non-blocking pipe (left so by another program) has no data yet: wait for it.
+      if (e.code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      continue;
+    }
+    if (n === 0) break;
+    chunks.push(chunk.subarray(0, n));
+    total += n;
+  }
+  return Buffer.concat(chunks, total);
+}
+
 export const fsHost = {
   lstat(path) {
     try {
@@ -74,6 +98,7 @@ export const fsHost = {
   readLink: (path) => attempt(() => readlinkSync(path)),
   listDir: (path) => attempt(() => readdirSync(path)),
   readFile: (path) => attempt(() => readFileSync(path)),
+  readStdin: (atMost) => attempt(() => readStdin(atMost)),
   realPath: (path) => attempt(() => realpathSync(path)),
   // `into` is a view of the wasm heap, filled in place.
   readRangeInto: (path, offset, into) => attempt(() => {
@@ -131,4 +156,6 @@ export const fsHost = {
   err: (text) => process.stderr.write(text),
   errIsTerminal: () => Boolean(process.stderr.isTTY),
   outIsTerminal: () => Boolean(process.stdout.isTTY),
+  // isatty(0), as the native CLI: process.stdin would open (and start reading) the stream.
+  inIsTerminal: () => isatty(0),
 };

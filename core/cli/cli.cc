@@ -8,6 +8,7 @@
 #include "core/cli/check_request.h"
 #include "core/cli/convert_file.h"
 #include "core/cli/files.h"
+#include "core/cli/model_input.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/report/summary.h"
@@ -23,6 +24,7 @@ struct Flag {
 
 constexpr std::string_view kConvertUsage =
     "  onnx-lattice convert IN.onnx [-o OUT.onnx|-] [flags]\n"
+    "  onnx-lattice convert - -o OUT.onnx|- [flags]   the model from standard input\n"
     "  onnx-lattice convert IN.onnx|FOLDER ... [-d OUTDIR] [flags]   several models: a line each and a summary\n";
 constexpr Flag kTargetFlags[] = {
     {"--target NAME", "lattice (default), lattice-advanced or none"},
@@ -57,7 +59,7 @@ constexpr Flag kCheckFlags[] = {
     {"--atol A", "absolute tolerance (default 1e-4)"},
 };
 constexpr Flag kConvertCheckFlag[] = {{"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"}};
-constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx [flags]     plan + audit, writes nothing\n";
+constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx|- [flags]   plan + audit, writes nothing (- reads standard input)\n";
 constexpr Flag kPinFlag[] = {{"--input-shape NAME:1,3,640,640", "pin a dynamic input's shape (repeatable)"}};
 constexpr Flag kInspectFlags[] = {{"--fail-on-unsupported", "exit 4 when the target cannot run some node"}};
 constexpr Flag kJsonFlag[] = {{"--json", "JSON on standard output (a failure as {\"error\": {code, message, path}})"}};
@@ -65,7 +67,7 @@ constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]   
 constexpr std::string_view kHardwareUsage =
     "  onnx-lattice hardware [--json]          the hardware table, with the source of each row\n";
 constexpr Flag kCommonFlags[] = {
-    {"--", "what follows is an input file, even if its name starts with -"},
+    {"--", "what follows is an input file, even if its name starts with - (- alone is standard input; ./- a file)"},
     {"-h, --help", "this text"},
 };
 constexpr std::string_view kExitStatus =
@@ -281,7 +283,21 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
                                          !cmd.out_dir.empty())) {
     return UsageError{"--check runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)"};
   }
+  const bool reads_stdin = std::find(cmd.inputs.begin(), cmd.inputs.end(), kStandardInput) != cmd.inputs.end();
+  if (check && reads_stdin) {
+    return UsageError{"check loads both models from their files (onnxruntime reads them by path); '-' (standard "
+                      "input) is not one"};
+  }
+  if (cmd.check.requested && reads_stdin) {
+    return UsageError{"--check runs the input model too, which standard input cannot give a second time: give it as "
+                      "a file"};
+  }
   if (!cmd.inputs.empty()) cmd.job.input = cmd.inputs[0];
+  if (convert && reads_stdin && (cmd.inputs.size() > 1 || !cmd.out_dir.empty())) {
+    // Standard input holds one model, with no name to derive an output's name from.
+    return UsageError{"- (standard input) is one model, converted with -o FILE; it cannot be part of several inputs "
+                      "or -d"};
+  }
   if (convert && (cmd.inputs.size() > 1 || !cmd.out_dir.empty())) {
     if (auto problem = batch_conflict(cmd)) return problem;
   } else if (cmd.reports) {
@@ -341,7 +357,7 @@ class Runner {
     if (!result) return fail(result.error());
     const int status = cmd_.fail_on_unsupported && !result->report.unsupported.empty() ? kExitUnsupported : kExitOk;
     if (cmd_.job.inspect) {
-      host_.out(cmd_.json ? result->report_json : format_summary(result->report, cmd_.job.input, ""));
+      host_.out(cmd_.json ? result->report_json : format_summary(result->report, input_name(cmd_.job.input), ""));
       return status;
     }
     if (cmd_.check.requested) {
@@ -354,7 +370,7 @@ class Runner {
     }
     if (!cmd_.quiet && cmd_.job.report_path != "-" && !cmd_.json) {
       // With the model on standard output, the summary goes to standard error.
-      std::string summary = format_summary(result->report, cmd_.job.input, result->output);
+      std::string summary = format_summary(result->report, input_name(cmd_.job.input), result->output);
       result->output == "-" ? host_.err(summary) : host_.out(summary);
     }
     return status;
@@ -364,6 +380,7 @@ class Runner {
   // Several inputs, -d, or a folder as the one input.
   bool is_batch() {
     if (cmd_.inputs.size() > 1 || !cmd_.out_dir.empty()) return true;
+    if (cmd_.job.input == kStandardInput) return false;
     auto input = resolve(host_, cmd_.job.input);
     return input && input->stat.kind == FileStat::Kind::kDirectory;
   }

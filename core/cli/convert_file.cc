@@ -4,6 +4,7 @@
 
 #include "core/cli/data_files.h"
 #include "core/cli/files.h"
+#include "core/cli/model_input.h"
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
 
@@ -18,7 +19,7 @@ std::string base_name(const std::string& path) {
 // OUT.onnx.data beside the model's file. Two files cannot go to standard output or a device;
 // found before anything is written.
 Result<Destination> data_destination(Host& host, const std::vector<Destination>& destinations,
-                                     const ResolvedPath& input, const std::string& output) {
+                                     const ModelInput& input, const std::string& output) {
   const Destination& model = destinations[0];
   auto kind = model.target.stat.kind;
   if (model.to_stdout || (kind != FileStat::Kind::kRegular && kind != FileStat::Kind::kMissing)) {
@@ -28,7 +29,9 @@ Result<Destination> data_destination(Host& host, const std::vector<Destination>&
   }
   auto to = destination(host, "-o", model.target.resolved + ".data");
   if (!to) return to.error();
-  if (to->target.same_file(input)) return options_error("'{}' would overwrite the input model", to->target.path);
+  if (!input.from_stdin() && to->target.same_file(input.file)) {
+    return options_error("'{}' would overwrite the input model", to->target.path);
+  }
   for (const auto& other : destinations) {
     if (other.flag == "--report" && to->target.same_file(other.target)) {
       return options_error("--report '{}' names the model's data file", other.target.path);
@@ -52,6 +55,10 @@ Result<std::vector<Piece>> file_pieces(const std::vector<DataSegment>& segments,
     }
     if (s.location.empty()) {
       pieces.push_back({s.bytes, "", 0, 0});
+      continue;
+    }
+    if (auto held = data.held(s.location)) {
+      pieces.push_back({held->substr(static_cast<size_t>(s.offset), static_cast<size_t>(s.length)), "", 0, 0});
       continue;
     }
     auto path = data.path_of(s.location);
@@ -91,20 +98,6 @@ void track_writing(std::vector<Output>& outputs, const WritingFn& writing) {
   }
 }
 
-// The input as a regular file, or an I/O error naming it.
-Result<ResolvedPath> readable_input(Host& host, const std::string& path) {
-  auto input = resolve(host, path);
-  if (!input) return file_error(fmt::format("cannot read {}", input.error().message), path, input.error());
-  switch (input->stat.kind) {
-    case FileStat::Kind::kRegular: return input;
-    case FileStat::Kind::kMissing:
-      return Error{fmt::format("cannot read '{}': No such file or directory", path), ErrorKind::kIO, path, "ENOENT"};
-    case FileStat::Kind::kDirectory:
-      return Error{fmt::format("cannot read '{}': Is a directory", path), ErrorKind::kIO, path, "EISDIR"};
-    default: return Error{fmt::format("cannot read '{}': not a regular file", path), ErrorKind::kIO, path, ""};
-  }
-}
-
 // An error of the conversion, prefixed with the input's name.
 Error about_input(const std::string& input, const Error& e) {
   Error out = e;
@@ -125,6 +118,11 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   Options options = job.options;
   if (job.inspect) options.dry_run = true;
   const bool writes_model = !options.dry_run;
+  const bool from_stdin = job.input == kStandardInput;
+  if (writes_model && job.output.empty() && from_stdin) {
+    return options_error("a model read from standard input has no name to put the output beside: give -o FILE "
+                         "(or -o - for standard output)");
+  }
   if (writes_model) out.output = job.output.empty() ? default_output(job.input, options.target) : job.output;
   if (out.output == "-" && host.out_is_terminal()) {
     return options_error("-o - writes the model (binary) to standard output, which is a terminal; redirect it to a "
@@ -132,8 +130,12 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   }
 
   // Where the outputs go is checked before the model is read: a wrong path is a usage error,
-  // found before minutes of work, and never a file clobbered.
-  auto resolved = resolve(host, job.input);
+  // found before minutes of work, and never a file clobbered. Standard input is read whole
+  // before anything is written, so an output may name the file it came from.
+  std::optional<ResolvedPath> resolved;  // the input file, which no output may replace unasked
+  if (!from_stdin) {
+    if (auto file = resolve(host, job.input)) resolved = std::move(file).value();
+  }
   std::vector<Destination> destinations;
   if (writes_model) {
     auto model = destination(host, "-o", out.output);
@@ -155,23 +157,22 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
     destinations.push_back(std::move(report).value());
   }
 
-  auto input = readable_input(host, job.input);
+  // A file is read in ranges, and its tensor data copied by the host as ranges of it; every
+  // output is written under a temporary name before any is renamed, so `-o` may name the input
+  // itself.
+  auto input = open_input(host, job.input);
   if (!input) return input.error();
-  // A model over the limit is refused before reading gigabytes for nothing. The input is read
-  // in ranges, and its tensor data copied by the host as ranges of it; every output is written
-  // under a temporary name before any is renamed, so `-o` may name the input itself.
-  if (auto s = check_model_size(input->stat.size); !s) return about_input(job.input, s.error());
   // External data is resolved in the model's folder; the output's data file is named after the
   // model file it belongs to, wherever symlinks put that.
-  FolderData data(host, job.input, input->resolved, input->stat.size);
+  FolderData data(host, *input);
   ConvertCall call;
   call.progress = progress.stages;
   call.data_files = &data;
   call.data_file = destinations.empty() || destinations[0].to_stdout ? "model.onnx.data"
                                                                      : base_name(destinations[0].target.resolved) + ".data";
   call.ignore_unknown_skips = job.ignore_unknown_skips;
-  auto result = convert(data, input->stat.size, options, call);
-  if (!result) return about_input(job.input, result.error());
+  auto result = convert(data, input->size, options, call);
+  if (!result) return about_input(input->name, result.error());
   out.report_json = result->report.to_json().dump();
   if (!writes_model) {
     out.report = std::move(result->report);
@@ -179,9 +180,9 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   }
 
   // Nothing applied: the input itself, as one range of it.
-  if (!result->converted) result->converted = std::vector<DataSegment>{{"", kInputLocation, 0, input->stat.size, nullptr}};
+  if (!result->converted) result->converted = std::vector<DataSegment>{{"", kInputLocation, 0, input->size, nullptr}};
   auto model = file_pieces(*result->converted, data);
-  if (!model) return about_input(job.input, model.error());
+  if (!model) return about_input(input->name, model.error());
   std::vector<Output> outputs;
   outputs.emplace_back(&destinations[0], std::move(model).value());
   std::optional<Destination> data_to;
@@ -190,7 +191,7 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
     if (!to) return to.error();
     data_to = std::move(to).value();
     auto pieces = file_pieces(*result->data, data);
-    if (!pieces) return about_input(job.input, pieces.error());
+    if (!pieces) return about_input(input->name, pieces.error());
     outputs.emplace_back(&*data_to, std::move(pieces).value());
   }
   if (destinations.size() > 1) outputs.emplace_back(&destinations[1], out.report_json);

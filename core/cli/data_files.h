@@ -1,27 +1,34 @@
 #pragma once
-// The files of a model on a file system, read through a Host: the model file itself (location
-// kInputLocation, for the data its skeleton leaves in it) and its external data files, whose
-// `location`s resolve in the model's folder. The one place that decides whether a data file may
-// be read.
+// The files of a model on a file system, read through a Host: the model itself (location
+// kInputLocation, for the data its skeleton leaves in it: a file, or the bytes of standard input)
+// and its external data files, whose `location`s resolve in the model's folder. The one place that
+// decides whether a data file may be read.
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/cli/host.h"
+#include "core/cli/model_input.h"
 #include "core/onnx/external_data.h"
 
 namespace lattice {
 
 class FolderData final : public ExternalData {
  public:
-  // `model_path` as the user wrote it: its folder is where locations are resolved (as onnx and
-  // onnxruntime do). `model_file`: the model file, symlinks followed, of `model_size` bytes.
-  FolderData(Host& host, const std::string& model_path, const std::string& model_file, uint64_t model_size);
+  // Locations resolve in the folder of the model's path as the user wrote it (as onnx and
+  // onnxruntime do), and for a model read from standard input in the current folder (as
+  // onnxruntime does for a model loaded from bytes). `model` outlives this.
+  FolderData(Host& host, const ModelInput& model);
 
   Result<uint64_t> size(const std::string& location) override;
   Result<std::string> read(const std::string& location, uint64_t offset, uint64_t length) override;
   std::optional<std::string_view> view(const std::string& location, uint64_t offset, uint64_t length) override;
   // The file a checked location names, every symlink followed.
   Result<std::string> path_of(const std::string& location);
+  // The model's own bytes where they are in memory (read from standard input): a range of them is
+  // written as bytes, since there is no file to copy it from.
+  std::optional<std::string_view> held(const std::string& location) const;
 
  private:
   struct File {
@@ -34,6 +41,8 @@ class FolderData final : public ExternalData {
 
   Host& host_;
   std::string folder_;
+  bool from_stdin_;
+  std::string_view held_;  // standard input's bytes, or empty
   std::unordered_map<std::string, File> files_;
 };
 

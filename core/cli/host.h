@@ -41,6 +41,9 @@ class Host {
   virtual Result<FileStat> lstat(const std::string& path) = 0;
   virtual Result<std::string> read_link(const std::string& path) = 0;
   virtual Result<std::string> read_file(const std::string& path) = 0;
+  // Standard input to its end, or its first `at_most` bytes where it is longer (so a stream too
+  // large for a model is refused without being held whole).
+  virtual Result<std::string> read_stdin(uint64_t at_most) = 0;
   // The names in a folder (not "." or ".."), in any order.
   virtual Result<std::vector<std::string>> list_dir(const std::string& path) = 0;
   // realpath(3): absolute, every symlink followed; an error if the file is not there.
@@ -65,6 +68,7 @@ class Host {
   virtual void err(std::string_view text) = 0;
   virtual bool err_is_terminal() = 0;
   virtual bool out_is_terminal() = 0;
+  virtual bool in_is_terminal() = 0;
   // The check (core/cli/check_request.h) needs a runtime to run models in: the Node CLI has one
   // (onnxruntime-node) and runs the request once the command line's work is done; the native CLI
   // has none.

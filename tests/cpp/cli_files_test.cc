@@ -121,7 +121,9 @@ TEST_CASE("a data file is read only inside the model's folder, as a regular file
   host.links["/m/inner.bin"] = "w.bin";
   host.specials["/m"] = FileStat::Kind::kDirectory;
   host.specials["/m/dir"] = FileStat::Kind::kDirectory;
-  FolderData data(host, "/m/model.onnx", "/m/model.onnx", 5);
+  auto model = open_input(host, "/m/model.onnx");
+  REQUIRE(model);
+  FolderData data(host, *model);
 
   auto size = data.size("w.bin");
   REQUIRE(size);

@@ -22,6 +22,11 @@ class MemoryHost final : public lattice::Host {
   int fail_rename_at = 0;     // the n-th rename fails
   int temporaries = 0, renames = 0;
   std::string stdout_bytes;
+  std::string stdin_bytes;
+  std::string stdin_errno;  // set: reading standard input fails with this errno's name
+  bool stdin_is_terminal = false;
+  uint64_t stdin_asked = 0;  // the most read_stdin was asked for
+  std::string out_text, err_text;  // what out() and err() printed
 
   lattice::Result<lattice::FileStat> lstat(const std::string& path) override {
     lattice::FileStat s;
@@ -45,6 +50,11 @@ class MemoryHost final : public lattice::Host {
     auto it = files.find(path);
     if (it == files.end()) return lattice::error("No such file or directory");
     return it->second;
+  }
+  lattice::Result<std::string> read_stdin(uint64_t at_most) override {
+    stdin_asked = at_most;
+    if (!stdin_errno.empty()) return lattice::Error{"Is a directory", lattice::ErrorKind::kIO, "", stdin_errno};
+    return stdin_bytes.substr(0, static_cast<size_t>(std::min<uint64_t>(at_most, stdin_bytes.size())));
   }
   // The files and links directly inside `path`.
   lattice::Result<std::vector<std::string>> list_dir(const std::string& path) override {
@@ -77,11 +87,21 @@ class MemoryHost final : public lattice::Host {
   }
   lattice::Result<std::string> write_temporary(const std::string& path, const std::vector<lattice::Piece>& pieces) override {
     if (++temporaries == fail_temporary_at) return lattice::error("No space left on device");
-    std::string bytes;
+    std::string bytes, run;
     for (const auto& piece : pieces) {
-      REQUIRE(piece.source.empty());  // these tests write bytes only
-      REQUIRE_FALSE(piece.produce);
-      bytes += piece.bytes;
+      if (piece.produce) {
+        auto s = lattice::write_produced(piece.produce, run, [&](std::string_view b) {
+          bytes += b;
+          return lattice::ok_status();
+        });
+        if (!s) return s.error();
+      } else if (!piece.source.empty()) {
+        auto range = read_range(piece.source, piece.offset, piece.length);
+        if (!range) return range.error();
+        bytes += *range;
+      } else {
+        bytes += piece.bytes;
+      }
     }
     std::string tmp = path + ".tmp" + std::to_string(temporaries);
     files[tmp] = bytes;
@@ -102,10 +122,11 @@ class MemoryHost final : public lattice::Host {
     stdout_bytes += bytes;
     return lattice::ok_status();
   }
-  void out(std::string_view) override {}
-  void err(std::string_view) override {}
+  void out(std::string_view text) override { out_text += text; }
+  void err(std::string_view text) override { err_text += text; }
   bool err_is_terminal() override { return false; }
   bool out_is_terminal() override { return false; }
+  bool in_is_terminal() override { return stdin_is_terminal; }
 
  private:
   static std::string normal(const std::string& path) {

@@ -4,7 +4,7 @@
 // one per line; both CLIs alike (stdout, stderr, status, files).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -13,17 +13,21 @@ import { CLIS, NATIVE_CLI, NODE_CLI, fixture, scratch } from './helpers.mjs';
 const SAMPLE = fixture('sample.onnx');
 
 // Runs both CLIs on `args(dir)` in a fresh folder each (holding the sample as m.onnx and -m.onnx,
-// and an empty folder `folder`), in that folder; asserts they agree on status, stdout, stderr and
-// the files left, and returns the native one's.
-function both(args) {
+// and an empty folder `folder`), in that folder, with `stdin(dir)` (bytes, or an open file's fd)
+// on standard input; asserts they agree on status, stdout, stderr and the files left, and returns
+// the native one's.
+function both(args, stdin = () => '') {
   const results = Object.entries(CLIS).map(([cli]) => {
     const dir = scratch();
     copyFileSync(SAMPLE, join(dir, 'm.onnx'));
     copyFileSync(SAMPLE, join(dir, '-m.onnx'));
     mkdirSync(join(dir, 'folder'));
+    const argv = args(dir);
+    const input = stdin(dir);
+    const options = typeof input === 'number' ? { stdio: [input, 'pipe', 'pipe'] } : { input };
     const run = cli === 'native'
-      ? spawnSync(NATIVE_CLI, args(dir), { cwd: dir, encoding: 'utf8' })
-      : spawnSync(process.execPath, [NODE_CLI, ...args(dir)], { cwd: dir, encoding: 'utf8' });
+      ? spawnSync(NATIVE_CLI, argv, { cwd: dir, encoding: 'utf8', ...options })
+      : spawnSync(process.execPath, [NODE_CLI, ...argv], { cwd: dir, encoding: 'utf8', ...options });
     const clean = (text) => text.replaceAll(dir, 'DIR');
     return { status: run.status, stdout: clean(run.stdout), stderr: clean(run.stderr), files: readdirSync(dir).sort(), dir };
   });
@@ -177,4 +181,117 @@ test('--fail-on-unsupported: exit 4 when the target cannot run some node, the co
   const batch = both((d) => { copyFileSync(SAMPLE, join(d, 'n.onnx')); return ['convert', 'm.onnx', 'n.onnx', '-d', 'folder', '--fail-on-unsupported']; });
   assert.equal(batch.status, 4, batch.stdout);
   assert.match(batch.stdout, new RegExp(`2 models: 2 converted, 0 failed; ${2 * cannotRun} nodes the target cannot run, in 2 models\\n$`));
+  // Without the flag a batch of such models succeeds; with it, a rejected model (1) or an
+  // unreadable one (3) is worse than a model the target cannot run whole (4).
+  const lenient = both((d) => { copyFileSync(SAMPLE, join(d, 'n.onnx')); return ['convert', 'm.onnx', 'n.onnx', '-d', 'folder']; });
+  assert.equal(lenient.status, 0, lenient.stdout);
+  assert.equal(both((d) => { batchFolder(d); return ['convert', 'models', '-d', 'out', '--fail-on-unsupported', '--quiet']; }).status, 1);
+  assert.equal(both(() => ['convert', 'm.onnx', 'missing.onnx', '--fail-on-unsupported', '--quiet']).status, 3);
+});
+
+test('a batch whose outputs collide, or whose -d is no folder, is refused before any work', () => {
+  const collide = both((d) => { copyFileSync(SAMPLE, join(d, 'folder/m.onnx')); return ['convert', 'm.onnx', 'folder/m.onnx', '-d', 'folder']; });
+  assert.equal(collide.status, 2);
+  assert.equal(collide.stderr, "onnx-lattice: 'm.onnx' and 'folder/m.onnx' would both be written to 'folder/m.lattice.onnx'; convert them in two runs\n");
+  assert.deepEqual(readdirSync(join(collide.dir, 'folder')), ['m.onnx']);
+  const noFolder = both(() => ['convert', 'm.onnx', '-d', 'm.onnx']);
+  assert.equal(noFolder.status, 2);
+  assert.equal(noFolder.stderr, "onnx-lattice: -d 'm.onnx' is not a folder\n");
+});
+
+test('- reads the model from standard input: converted as the file would be, named "standard input"', () => {
+  const fromFile = join(scratch(), 'f.onnx');
+  assert.equal(CLIS.native(['convert', SAMPLE, '-o', fromFile, '--quiet']).status, 0);
+  const sample = () => readFileSync(SAMPLE);
+  const r = both(() => ['convert', '-', '-o', 'o.onnx'], sample);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(readFileSync(join(r.dir, 'o.onnx')).equals(readFileSync(fromFile)));
+  assert.match(r.stdout, /^input {3}standard input \(34829 bytes/m);
+  // After --, - is still standard input (a file named - is ./-).
+  assert.equal(both(() => ['convert', '-o', 'o.onnx', '--quiet', '--', '-'], sample).status, 0);
+  const inspect = both(() => ['inspect', '-'], sample);  // the summary: the JSON report's timings differ
+  assert.equal(inspect.status, 0, inspect.stderr);
+  assert.match(inspect.stdout, /^input {3}standard input \(34829 bytes, ir_version 7, opset 13, 38 nodes\)$/m);
+  // - twice: the model from standard input to standard output, the summary to standard error.
+  const piped = Object.values(CLIS).map((run) => run === CLIS.native
+    ? spawnSync(NATIVE_CLI, ['convert', '-', '-o', '-'], { input: sample() })
+    : spawnSync(process.execPath, [NODE_CLI, 'convert', '-', '-o', '-'], { input: sample() }));
+  for (const p of piped) {
+    assert.equal(p.status, 0, p.stderr.toString());
+    assert.ok(p.stdout.equals(readFileSync(fromFile)));
+    assert.match(p.stderr.toString(), /^input {3}standard input/m);
+  }
+  assert.equal(piped[1].stderr.toString(), piped[0].stderr.toString());
+});
+
+test('- needs -o (no name to put the output beside) and is one model: never part of a batch, nor checked', () => {
+  const sample = () => readFileSync(SAMPLE);
+  const cases = [
+    [['convert', '-'], 'a model read from standard input has no name to put the output beside: give -o FILE (or -o - for standard output)'],
+    [['convert', '-', 'm.onnx'], '- (standard input) is one model'],
+    [['convert', 'm.onnx', '-', '-d', 'folder'], '- (standard input) is one model'],
+    [['convert', '-', '-d', 'folder'], '- (standard input) is one model'],
+    [['check', '-', 'm.onnx'], "'-' (standard input) is not one"],
+    [['convert', '-', '-o', 'o.onnx', '--check'], '--check runs the input model too'],
+  ];
+  for (const [args, message] of cases) {
+    const r = both(() => args, sample);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.ok(r.stderr.startsWith('onnx-lattice: ') && r.stderr.includes(message), r.stderr);
+    assert.deepEqual(r.files, ['-m.onnx', 'folder', 'm.onnx']);
+  }
+  const json = both(() => ['convert', '-', '--json'], sample);
+  assert.equal(json.status, 2);
+  assert.equal(JSON.parse(json.stdout).error.code, 'ERR_ONNX_LATTICE_OPTIONS');
+});
+
+test('bad input on standard input: the messages a file gets, exit 1, nothing written', () => {
+  const sample = readFileSync(SAMPLE);
+  const undecodable = (n) => `not an ONNX model: the ${n} bytes do not decode as an ONNX ModelProto (truncated or corrupted file?)`;
+  const cases = [  // bytes, the message for them on standard input, in a file
+    [Buffer.alloc(0), 'standard input is empty; expected an ONNX model (.onnx)', 'bad.onnx: the file is empty; expected an ONNX model (.onnx)'],
+    [Buffer.from('junk'), `standard input: ${undecodable(4)}`, `bad.onnx: ${undecodable(4)}`],
+    [sample.subarray(0, 300), `standard input: ${undecodable(300)}`, `bad.onnx: ${undecodable(300)}`],
+  ];
+  for (const [bytes, message, fileMessage] of cases) {
+    // Over an existing output, which must stay as it was.
+    const r = both((d) => { copyFileSync(SAMPLE, join(d, 'o.onnx')); return ['convert', '-', '-o', 'o.onnx']; }, () => bytes);
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.stderr, `onnx-lattice: error: ${message}\n`);
+    assert.deepEqual(r.files, ['-m.onnx', 'folder', 'm.onnx', 'o.onnx']);
+    assert.ok(readFileSync(join(r.dir, 'o.onnx')).equals(sample));
+    const file = both((d) => { writeFileSync(join(d, 'bad.onnx'), bytes); return ['convert', 'bad.onnx', '-o', 'o.onnx']; });
+    assert.equal(file.stderr, `onnx-lattice: error: ${fileMessage}\n`);
+  }
+  // Standard input that cannot be read (a folder): an I/O error naming it, exit 3.
+  const folder = both(() => ['convert', '-', '-o', 'o.onnx', '--json'], (d) => openSync(join(d, 'folder'), 'r'));
+  assert.equal(folder.status, 3);
+  assert.deepEqual(JSON.parse(folder.stdout).error,
+    { code: 'ERR_ONNX_LATTICE_IO', message: 'cannot read standard input: Is a directory', path: '-', errno: 'EISDIR' });
+});
+
+test('a model read from standard input finds its data files in the current folder', () => {
+  // The sample split into ext.onnx + ext.onnx.data, in the current folder or in ./folder.
+  const split = (d, where) => {
+    const r = CLIS.native(['convert', SAMPLE, '-o', join(d, where, 'ext.onnx'), '--external-data', '--target', 'none', '--quiet']);
+    assert.equal(r.status, 0, r.stderr);
+  };
+  const here = both((d) => { split(d, '.'); return ['convert', '-', '-o', 'o.onnx', '--inline', '--quiet']; },
+    (d) => readFileSync(join(d, 'ext.onnx')));
+  assert.equal(here.status, 0, here.stderr);
+  assert.ok(here.files.includes('o.onnx'));
+  const elsewhere = both((d) => { split(d, 'folder'); return ['convert', '-', '-o', 'o.onnx', '--inline']; },
+    (d) => readFileSync(join(d, 'folder/ext.onnx')));
+  assert.equal(elsewhere.status, 1, elsewhere.stderr);
+  assert.match(elsewhere.stderr, /in the current folder \(where a model read from standard input finds its data files\)/);
+  assert.ok(!elsewhere.files.includes('o.onnx'));
+});
+
+test('- refuses to read the model from a terminal', () => {
+  for (const cli of [[NATIVE_CLI], [process.execPath, NODE_CLI]]) {
+    const command = [...cli, 'convert', '-', '-o', join(scratch(), 'o.onnx')].map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(r.status, 2, r.stdout);
+    assert.match(r.stdout, /standard input, which is a terminal/);
+  }
 });
