@@ -1,12 +1,14 @@
 // Reads ahead, in few large async reads, what the core will read of the picked files, so that
 // it finds the bytes in hand (the `held` option) instead of reading each range with a slow
-// FileReaderSync call: small files whole, others as planned by a dry run (the `plan` binding),
-// up to a memory budget; the rest is read where it lies, as before (README: the page's reads).
+// FileReaderSync call: files within the budget whole, others as planned by a dry run (the `plan`
+// binding), up to the budget; the rest is read where it lies, as before.
 /* exported readAhead, readsFor, READ_AHEAD */
 
 const READ_AHEAD = {
   budget: 256 * 2 ** 20,  // bytes held at most
-  whole: 16 * 2 ** 20,    // files this small together are read whole: cheaper than a plan
+  // Files this small together are read whole: the plan, a dry run of the conversion, costs more
+  // than reading what no fold needs (README: the page's reads)
+  whole: 256 * 2 ** 20,
 };
 
 // Planned ranges [{file, offset, length}] as reads: those of a file that overlap or touch joined,

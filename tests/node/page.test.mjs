@@ -282,9 +282,10 @@ test('a single-file model can be split into the model and a data file, as the CL
 const HEAP_LIMIT = 256 * 2 ** 20;
 
 // A model made by make_huge.py (`kind`, then `sizes`) in a fresh folder, converted in a fresh page
-// with the files `pick(model)` and the "Tensor data" choice `layout`: the wasm heap must stay
-// under HEAP_LIMIT; then `check({page, model, folder, ms, heap})`. The folder goes either way.
-async function convertHuge(name, kind, sizes, { pick = (model) => [model], layout, check }) {
+// with the files `pick(model)` and the "Tensor data" choice `layout`, after `prepare(page)`: the
+// wasm heap must stay under HEAP_LIMIT; then `check({page, model, folder, ms, heap})`. The folder
+// goes either way.
+async function convertHuge(name, kind, sizes, { pick = (model) => [model], layout, prepare, check }) {
   const folder = mkdtempSync(join(dir, 'huge-'));
   const model = join(folder, name);
   try {
@@ -293,6 +294,7 @@ async function convertHuge(name, kind, sizes, { pick = (model) => [model], layou
     assert.equal(made.status, 0, made.stderr);
     const { page, context } = await openPage();
     if (layout) await page.selectOption('[data-testid="layout-select"]', layout);
+    await prepare?.(page);
     const started = Date.now();
     await page.setInputFiles('[data-testid="file-input"]', pick(model));
     assert.match(await waitDone(page), /^Done/);
@@ -370,17 +372,39 @@ test('a 1.5 GiB external-data model is written inline in a heap under 256 MiB, t
 // Issue 23: the core reads synchronously, one slow FileReaderSync call per range; the worker reads
 // what it will need ahead, in large asynchronous reads (web/read-ahead.js). A model over the size
 // read whole is planned: the weight the fold reads is read ahead once, and the core reads nothing
-// of the File itself, neither to check the fold nor to write it.
+// of the File itself, neither to check the fold nor to write it. The size read whole is lowered
+// in the worker here, so that a small model goes the way of one over the memory budget.
+const converterWorker = async (page) => {
+  await page.waitForFunction(() => document.body.dataset.converter === 'ready', null, { polling: 250 });
+  return page.workers().find((w) => /\/worker\.js$/.test(w.url()));
+};
+
 test('a fold\'s weight is read once, ahead, and the core reads nothing synchronously; the CLI\'s bytes', async () => {
   await convertHuge('fold.onnx', 'fold', [24 * 2 ** 20], {
+    prepare: async (page) => (await converterWorker(page)).evaluate(() => { READ_AHEAD.whole = 0; }),
     check: async ({ page, model, folder }) => {
-      const worker = page.workers().find((w) => /\/worker\.js$/.test(w.url()));
-      const { ahead, planned, counts } = await worker.evaluate(() => self.profile);
+      const { ahead, planned, counts } = await (await converterWorker(page)).evaluate(() => self.profile);
       assert.ok(ahead.planMs > 0, 'planned, not read whole');
       assert.equal(ahead.reads, 1, 'one read ahead');
       assert.ok(ahead.bytes >= 24 * 2 ** 20 - 2 ** 20 && ahead.bytes < statSync(model).size, `${ahead.bytes} bytes read ahead`);
       assert.equal(counts.reads - planned.reads, 0, 'no synchronous read in the conversion, after its plan');
       assert.ok(counts.heldBytes >= 2 * ahead.bytes, 'the weight read twice (checked, written) from what was read ahead');
+      const download = await downloadFile(page, 'download');
+      await sameFile(download.path, cliOutput(model, 'fold.lattice.onnx', [], folder));
+    },
+  });
+});
+
+// A model that fits the memory budget is read whole in one read, without the plan's dry run.
+test('a model within the read-ahead budget is read whole, once, without a plan; the CLI\'s bytes', async () => {
+  await convertHuge('fold.onnx', 'fold', [24 * 2 ** 20], {
+    check: async ({ page, model, folder }) => {
+      const { ahead, counts } = await (await converterWorker(page)).evaluate(() => self.profile);
+      assert.equal(ahead.planMs, 0, 'no plan');
+      assert.equal(ahead.reads, 1, 'one read ahead');
+      assert.equal(ahead.bytes, statSync(model).size, 'the whole file');
+      assert.equal(counts.reads, 0, 'no synchronous read at all');
+      assert.ok(counts.heldBytes >= 2 * 24 * 2 ** 20 - 2 ** 20, 'the weight read twice (checked, written) from what was read ahead');
       const download = await downloadFile(page, 'download');
       await sameFile(download.path, cliOutput(model, 'fold.lattice.onnx', [], folder));
     },
