@@ -150,7 +150,7 @@ void run(const Options& options, std::span<const uint8_t> model, ExternalData* d
   check(progress.last == 1, "a successful conversion did not report done");
   (void)result->report.to_json().dump();
   if (result->description) (void)result->description->dump();
-  if (o.dry_run) {
+  if (options.dry_run) {
     check(!result->converted && !result->data, "a dry run produced output");
     return;
   }
