@@ -44,6 +44,8 @@ async function pageCheck() {
   await page.goto(base);
   await page.setInputFiles('[data-testid="file-input"]', model);
   await page.waitForFunction(() => /^(Done|Failed)/.test(document.querySelector('[data-testid="status"]').textContent), null, { timeout: 600_000, polling: 50 });
+  // The check compares the converted model's files, made after "Done": timed from when they are.
+  await page.waitForFunction(() => document.body.dataset.downloads === 'ready', null, { timeout: 600_000, polling: 50 });
   const started = Date.now();
   await page.click('[data-testid="check"]');
   await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').textContent.length > 0, null, { timeout: 600_000, polling: 50 });

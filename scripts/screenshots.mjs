@@ -17,8 +17,9 @@ try {
   for (const [width, height] of [[1280, 800], [390, 844]]) {
     const page = await browser.newPage({ viewport: { width, height } });
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    const done = () => page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Done'),
-      null, { polling: 100 });
+    // The conversion shown and its files made (they come after "Done").
+    const done = () => page.waitForFunction(() => document.querySelector('[data-testid="status"]').textContent.startsWith('Done') &&
+      document.body.dataset.downloads === 'ready', null, { polling: 100 });
     await page.click('[data-testid="sample-model"]');
     await done();
     await page.selectOption('[data-testid="target-select"]', 'lattice-advanced');

@@ -100,6 +100,13 @@ function pathOf(path, what) {
 // Options of the in-memory convert() that convertFile cannot take: it reads the data files beside
 // the model and names its own.
 const MEMORY_ONLY = ['resolver', 'dataFile', 'describe'];
+// Options of the binding that only the page's worker gives (web/worker.js: ranges read ahead, the
+// report before the downloads): not the package's.
+const PAGE_ONLY = ['held', 'onConverted'];
+const refuse = (options, keys, message) => {
+  for (const key of keys) if (options?.[key] !== undefined) throw optionsError(message(key));
+};
+const unknownOption = (key) => `unknown option '${key}'`;
 
 // `host`: the file system convertFile works on (fs_host.mjs; the worker's adds cancellation).
 export async function createEngine({ host = fsHost } = {}) {
@@ -109,6 +116,7 @@ export async function createEngine({ host = fsHost } = {}) {
     const input = toBytes(bytes);
     let onProgress;
     ({ options, onProgress } = splitProgress(options));
+    refuse(options, PAGE_ONLY, unknownOption);
     const resolver = resolverFrom(options?.resolver);
     const opts = resolver ? { ...options, resolver } : options;
     const result = guard(state, () => module.convert(input, opts, onProgress));
@@ -127,9 +135,8 @@ export async function createEngine({ host = fsHost } = {}) {
     const output = outPath === undefined || outPath === null ? '' : pathOf(outPath, 'the output');
     let onProgress;
     ({ options, onProgress } = splitProgress(options));
-    for (const key of MEMORY_ONLY) {
-      if (options?.[key] !== undefined) throw optionsError(`options.${key} is for convert() (in memory); convertFile reads and names the files itself`);
-    }
+    refuse(options, MEMORY_ONLY, (key) => `options.${key} is for convert() (in memory); convertFile reads and names the files itself`);
+    refuse(options, PAGE_ONLY, unknownOption);
     const result = guard(state, () => module.convertFile(input, output, options, host, onProgress));
     if (result.error !== undefined) throw thrown(result);
     return { report: JSON.parse(result.report), files: result.files };

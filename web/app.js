@@ -13,7 +13,8 @@ const ui = {
   progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
   quantization: $('quantization'), fixedPointSummary: $('fixed-point-summary'), results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
-  download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), version: $('version'),
+  download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), preparing: $('downloads-preparing'),
+  version: $('version'),
   graphSwitch: document.querySelector('[data-testid="graph-switch"]'), legend: $('legend'), props: $('node-props'), graphHeading: $('graph-heading'),
   check: $('check'), checkLayerwise: $('check-layerwise'), checkResult: $('check-result'),
 };
@@ -29,7 +30,9 @@ let focusAfter = null;  // the option control to give focus back to when the wor
 // What the user chose for this file, by match id: kept across target and fold switches and new
 // conversions, cleared when another file is loaded.
 let skipped = new Set();
-let current = null;  // {report, input, output, byName: {input: Map, converted: Map}, model, data, name, check}
+// {report, input, output, byName: {input: Map, converted: Map}, files: {promise, resolve, reject} of
+// {model, data}, name, check}
+let current = null;
 let inputModel = null, inputFiles = {};  // the picked model and its data files, for the check
 let drawing = null;  // the graph being drawn (a promise)
 
@@ -47,8 +50,12 @@ function startWorker() {
     if (data.type === 'ready' && !picked) setStatus('Ready: choose a model, or try the sample.');
     if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
     if (data.type === 'result') showResult(data);
+    if (data.type === 'output') offerOutput(data);
     if (data.type === 'twin') twinArrived?.(data);
-    if (data.type === 'error') showError(data.message);
+    if (data.type === 'error') {
+      current?.files.reject(new Error(data.message));
+      showError(data.message);
+    }
   };
   worker.onerror = (e) => {
     e.preventDefault();
@@ -318,13 +325,27 @@ function offerReport(finiteForJson = (x) => x) {
   offer(ui.downloadReport, new Blob([JSON.stringify(finiteForJson(report), null, 2)], { type: 'application/json' }), `${current.name}.report.json`);
 }
 
-function showResult({ report, name, model, data, input, output, ms, heapBytes }) {
+// A promise and what settles it (Promise.withResolvers, which Safari has only since 17.4).
+function settleLater() {
+  const later = {};
+  later.promise = new Promise((resolve, reject) => Object.assign(later, { resolve, reject }));
+  return later;
+}
+
+// The report comes before the downloads: the worker computes the folded data and makes the files
+// while the page shows the report (README: the page's speed). Until they come the model's links
+// lead nowhere and say so.
+function showResult({ report, name, input, output, ms }) {
   const started = busySince;
   busy(false);
   for (const url of objectUrls) URL.revokeObjectURL(url);
   objectUrls = [];
-  current = { report, input, output, model, data, name, check: null, byName: { input: new Map(input.nodes.map((n) => [n.name, n])),
-    converted: new Map(output.nodes.map((n) => [n.name, n])) } };
+  current = { report, input, output, files: settleLater(), name, check: null,
+    byName: { input: new Map(input.nodes.map((n) => [n.name, n])), converted: new Map(output.nodes.map((n) => [n.name, n])) } };
+  current.files.promise.catch(() => {});  // said by showError
+  document.body.dataset.downloads = 'preparing';
+  ui.preparing.hidden = false;
+  for (const link of [ui.download, ui.downloadData]) link.removeAttribute('href');
   ui.checkResult.hidden = true;
   ui.results.hidden = false;
   ui.convert.disabled = false;
@@ -336,11 +357,6 @@ function showResult({ report, name, model, data, input, output, ms, heapBytes })
   renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
   renderCounts(report);
   renderProps(ui.props, null);
-  document.body.dataset.wasmHeap = heapBytes;  // for the tests and a curious developer
-  offer(ui.download, model, `${name}.onnx`);
-  // Two files: the model names its data file, which must sit beside it under this name.
-  ui.downloadData.hidden = !data;
-  if (data) offer(ui.downloadData, data, `${name}.onnx.data`);
   offerReport();
   const applied = report.matches.filter((m) => m.applied).length;
   setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
@@ -350,6 +366,19 @@ function showResult({ report, name, model, data, input, output, ms, heapBytes })
   // to the result.
   (focusAfter ?? ui.heading).focus();
   drawGraph();
+}
+
+// The converted model's files, made after the report was shown.
+function offerOutput({ model, data, heapBytes }) {
+  const { name } = current;
+  offer(ui.download, model, `${name}.onnx`);
+  // Two files: the model names its data file, which must sit beside it under this name.
+  ui.downloadData.hidden = !data;
+  if (data) offer(ui.downloadData, data, `${name}.onnx.data`);
+  ui.preparing.hidden = true;
+  document.body.dataset.wasmHeap = heapBytes;  // the conversion's peak, for the tests and a curious developer
+  document.body.dataset.downloads = 'ready';
+  current.files.resolve({ model, data });
 }
 
 // The check's fold-only twin comes from the conversion worker (it holds the module and the input).
@@ -389,6 +418,7 @@ async function check(pinned = {}) {
   try {
     showProgress('making the fold-only twin', 0);
     const twin = await makeTwin();
+    const converted = await current.files.promise;
     const result = await new Promise((resolve, reject) => {
       checker = new Worker('check-worker.js', { type: 'module' });
       checker.onmessage = ({ data }) => {
@@ -397,10 +427,10 @@ async function check(pinned = {}) {
         if (data.type === 'error') reject(new Error(data.message));
       };
       checker.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || 'the check worker stopped')); };
-      const dataFile = current.data ? { [`${current.name}.onnx.data`]: current.data } : {};
+      const dataFile = converted.data ? { [`${current.name}.onnx.data`]: converted.data } : {};
       checker.postMessage({
         original: { model: inputModel, files: inputFiles, description: current.input },
-        candidate: { model: current.model, files: dataFile, description: current.output },
+        candidate: { model: converted.model, files: dataFile, description: current.output },
         twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
         options: { layerwise: ui.checkLayerwise.checked, inputShapes },
         conversion: report, twinConversion: twin.report,

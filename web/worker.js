@@ -4,8 +4,10 @@
 // Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', model (a File, or
 // bytes), name, files, options} and {type: 'convert', options}. `files` are an external-data
 // model's data files by name, matched to its tensors' `location`s. Out: ready; progress {stage,
-// fraction} as the core reports each stage; result {report, name, model, data (Blobs; data null
-// for one file), input, output (the graph descriptions), ms, heapBytes}; error {message}.
+// fraction} as the core reports each stage; result {report, name, input, output (the graph
+// descriptions), ms} as soon as the report is known, then output {model, data (Blobs; data null
+// for one file), heapBytes (the conversion's peak)} once the folded data is computed and the
+// downloads are made; error {message}.
 // {type: 'twin', options} makes the check's fold-only twin: twin {model, data, description, report}.
 /* global OnnxLattice, importScripts, readAhead */
 importScripts('onnx_lattice.js', 'read-ahead.js');
@@ -63,8 +65,8 @@ function coreOptions(options, name, held) {
   return { ...options, resolver, dataFile: `${name}.onnx.data`, ignoreUnknownSkips: true, describe: true, held };
 }
 
-function run(options, name, onProgress, held) {
-  const result = guarded(() => module.convert(input, coreOptions(options, name, held), onProgress));
+function run(options, name, onProgress, held, onConverted) {
+  const result = guarded(() => module.convert(input, { ...coreOptions(options, name, held), onConverted }, onProgress));
   if (result.error !== undefined) throw new Error(result.error);
   return result;
 }
@@ -76,42 +78,45 @@ async function convert(options, received) {
   const started = performance.now();
   const stages = [];
   const counts = module.profile = { reads: 0, readBytes: 0, readMs: 0, held: 0, heldBytes: 0, blobs: 0, blobMs: 0 };
+  const profile = self.profile = { receivedAt: performance.timeOrigin + received, started: started - received, ahead: {}, stages };
+  const at = () => performance.now() - received;
   const onProgress = ({ stage, fraction }) => {
-    stages.push({ stage, at: performance.now() - received, counts: { ...counts } });
+    stages.push({ stage, at: at(), counts: { ...counts } });
     post({ type: 'progress', stage, fraction });
   };
   // A data file's name is written into the model, so it must be the name it downloads as. That
-  // name counts only the skipped ids that matched, known after converting: when the guess (all
-  // of them) was wrong, the conversion runs once more under the right name.
+  // name counts only the skipped ids that matched, known once converted: when the guess (all of
+  // them) was wrong and a data file is to be written, the conversion runs once more under the
+  // right name before writing anything.
   let name = variantName(options, options.skipMatches);
-  const ahead = {};
   // Held only for this conversion: the next one reads again rather than keep the bytes.
-  const held = await readAhead(input, files, () => guarded(() => module.plan(input, coreOptions(options, name))), ahead);
-  const planned = { ...counts };
-  let result = run(options, name, onProgress, held);
-  let report = JSON.parse(result.report);
-  const matched = options.skipMatches.filter((id) => report.matches.some((m) => m.id === id));
-  if (variantName(options, matched) !== name) {
-    name = variantName(options, matched);
-    if (result.data) {
-      result = run(options, name, onProgress, held);
-      report = JSON.parse(result.report);
+  const held = await readAhead(input, files, () => guarded(() => module.plan(input, coreOptions(options, name))), profile.ahead);
+  profile.planned = { ...counts };
+  // The report is shown while the folded data is computed and the downloads are made.
+  const onConverted = (early) => {
+    Object.assign(profile, { converted: at(), countsAtReport: { ...counts } });
+    const report = JSON.parse(early.report);
+    const matched = options.skipMatches.filter((id) => report.matches.some((m) => m.id === id));
+    if (variantName(options, matched) !== name) {
+      name = variantName(options, matched);
+      if (early.writesDataFile) return false;
     }
-  }
-  const converted = performance.now() - received;
+    post({
+      type: 'result', report, name, input: JSON.parse(early.inputDescription), output: JSON.parse(early.description),
+      ms: performance.now() - started,
+    });
+    profile.posted = at();
+    return true;
+  };
+  let result = run(options, name, onProgress, held, onConverted);
+  if (result.stopped) result = run(options, name, onProgress, held, onConverted);
+  if (result.stopped) throw new Error(`the downloads' name changed twice (${name})`);
+  profile.written = at();
   // The parts are new bytes and slices of the picked files; an unchanged model is the input.
   const model = blob(result.model ?? [input]), data = result.data ? blob(result.data) : null;
-  const blobs = performance.now() - received;
-  const inputDescription = JSON.parse(result.inputDescription), outputDescription = JSON.parse(result.description);
-  const parsed = performance.now() - received;
-  post({
-    type: 'result', report, name, model, data, input: inputDescription, output: outputDescription,
-    ms: performance.now() - started, heapBytes: result.heapBytes,
-  });
-  self.profile = {
-    receivedAt: performance.timeOrigin + received, started: started - received, ahead, stages, converted,
-    planned, counts, blobs, parsed, posted: performance.now() - received,
-  };
+  profile.joined = at();
+  profile.counts = counts;
+  post({ type: 'output', model, data, heapBytes: result.heapBytes });
 }
 
 // The check's fold-only twin: the conversion's folds (and skips of them), no conversion pattern.

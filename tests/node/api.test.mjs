@@ -4,6 +4,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { loadModule } from '../../wasm/engine.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { ZOO, fixture, fixtures } from './helpers.mjs';
 
@@ -61,6 +62,33 @@ test('bad options throw an Error naming the option', () => {
   assert.throws(() => lattice.convert(bytes, { skipMatches: 'a' }), /skipMatches must be an array/);
   assert.throws(() => lattice.convert(bytes, { only: ['NoSuchPattern'] }), /unknown pattern 'NoSuchPattern'/);
   assert.throws(() => lattice.convert('a string'), TypeError);
+  // The page worker's own options are not the package's: the report-first callback would leave
+  // `model` unwritten.
+  assert.throws(() => lattice.convert(bytes, { onConverted: () => false }), /unknown option 'onConverted'/);
+  assert.throws(() => lattice.convertFile(fixture('conv_bn_relu.onnx'), null, { held: new Map() }), /unknown option 'held'/);
+});
+
+// The binding's `onConverted`, which only the page's worker gives (web/worker.js): the report, the
+// descriptions and whether a data file will be written, before the output's parts are made.
+test('the binding hands the report over before writing; onConverted returning false writes nothing', async () => {
+  const module = await loadModule();
+  const bytes = readFileSync(fixture('resnet_stem.onnx'));
+  const options = { describe: true, dataLayout: 'external', dataFile: 'stem.onnx.data' };
+  let early = null;
+  const stopped = module.convert(bytes, { ...options, onConverted: (e) => { early = { ...e }; return false; } }, undefined);
+  assert.equal(stopped.stopped, true);
+  assert.equal(stopped.model, undefined, 'no part made');
+  assert.equal(early.writesDataFile, true);
+  assert.deepEqual(JSON.parse(early.report), JSON.parse(stopped.report));
+  assert.ok(JSON.parse(early.description).nodes.length > 0 && JSON.parse(early.inputDescription).nodes.length > 0);
+  // Going on, the files are those the package writes.
+  const written = module.convert(bytes, { ...options, onConverted: () => true }, undefined);
+  const expected = lattice.convert(bytes, { dataLayout: 'external', dataFile: 'stem.onnx.data' });
+  assert.ok(Buffer.concat(written.model).equals(Buffer.from(expected.model)));
+  assert.ok(Buffer.concat(written.data).equals(Buffer.from(expected.data)));
+  let single = null;
+  module.convert(readFileSync(fixture('conv_bn_relu.onnx')), { onConverted: (e) => { single = e.writesDataFile; } }, undefined);
+  assert.equal(single, false, 'one file: no data file to name');
 });
 
 test('patterns() lists the targets of SPEC section 2', () => {
