@@ -232,9 +232,9 @@ std::string data_file_of(const val& opts) {
 // Without options.dataFile a converted model that keeps a data file is refused: in memory there
 // is no output name to name it after.
 // `options.onConverted` (the page's worker), when a function, is called with the result before
-// the output's parts are made ({report, inputDescription, description, writesDataFile,
-// heapBytes}), so the page can show the report while the folded data is computed; when it returns
-// false nothing is written and the result is {stopped: true, ...}.
+// the output's parts are made ({report, inputDescription, description, writesDataFile}), so the
+// page can show the report while the folded data is computed; when it returns false nothing is
+// written and the result is {stopped: true, ...}.
 val convert(const val& model, const val& opts, const val& on_progress) {
   lattice::ConvertCall call;
   auto options = options_from(opts, call);
@@ -251,9 +251,6 @@ val convert(const val& model, const val& opts, const val& on_progress) {
   if (result->input_description) out.set("inputDescription", result->input_description->dump(false));
   if (result->description) out.set("description", result->description->dump(false));
   out.set("writesDataFile", result->data.has_value());
-  // The heap only grows: its size now is the conversion's peak so far (the page's tests measure
-  // it, after the writing).
-  out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
   if (val on_converted = given(opts, "onConverted"); on_converted.typeOf().as<std::string>() == "function") {
     if (on_converted(out).strictlyEquals(val(false))) {
       out.set("stopped", true);
@@ -281,6 +278,7 @@ val convert(const val& model, const val& opts, const val& on_progress) {
     if (!data) return failure(data.error());
     out.set("data", *data);
   }
+  // The heap only grows: its size now is the conversion's peak (the page's tests measure it).
   out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
   if (writing && !options->dry_run) writing(1);
   if (progress) progress("done", 1);

@@ -56,11 +56,9 @@ async function waitDone(page) {
 }
 
 // The converted model's files come after "Done" (the report is shown while the worker computes
-// them); until then its links lead nowhere. Resolves with the time it waited.
+// them); until then its links lead nowhere.
 async function waitDownloads(page) {
-  const started = Date.now();
   await page.waitForFunction(() => document.body.dataset.downloads === 'ready', null, { timeout: 600_000, polling: 250 });
-  return Date.now() - started;
 }
 
 // Where the browser saved a download (deleted when its context closes), and its name.
