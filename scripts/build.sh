@@ -35,6 +35,9 @@ cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"
 # The check: the comparison the Node package uses too, and onnxruntime-web's CPU build (one
 # thread, no WebGPU), loaded only when "Check" is pressed.
 cp "$ROOT/wasm/check.mjs" "$ROOT/build/web/"
+# The user's data readers, shared with the Node package, and fflate's browser module for .npz.
+cp "$ROOT/wasm/npy.mjs" "$ROOT/wasm/npz.mjs" "$ROOT/wasm/preprocess.mjs" "$ROOT/wasm/samples.mjs" "$ROOT/wasm/half.mjs" "$ROOT/build/web/"
+cp "$ROOT/node_modules/fflate/esm/browser.js" "$ROOT/build/web/fflate.mjs"
 mkdir -p "$ROOT/build/web/ort"
 cp "$ROOT/node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs" \
    "$ROOT/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm" "$ROOT/build/web/ort/"

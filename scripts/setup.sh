@@ -2,7 +2,7 @@
 # Installs everything onnx-lattice needs on a fresh Debian 12 machine, idempotently.
 # Third-party downloads and builds live in $ONNX_LATTICE_CACHE (outside git) and are reused.
 #   scripts/setup.sh            build toolchain (emscripten, protobuf, fmt, catch2) + wasm protobuf-lite
-#   scripts/setup.sh --test     also the test tools (chromium, python3-torch/onnx, npm dev packages,
+#   scripts/setup.sh --test     also the test tools (chromium, python3-torch/onnx/numpy/pil, npm dev packages,
 #                               clang and libFuzzer)
 #   scripts/setup.sh --fuzz     the build toolchain plus clang and libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
@@ -13,7 +13,7 @@ want_test=0 want_fuzz=0
 [[ "${1:-}" == "--fuzz" ]] && want_fuzz=1
 
 apt_packages=(emscripten protobuf-compiler libprotobuf-dev libfmt-dev catch2 cmake make g++ pkg-config)
-(( want_test )) && apt_packages+=(chromium python3-torch python3-torchvision python3-onnx python3-numpy)
+(( want_test )) && apt_packages+=(chromium python3-torch python3-torchvision python3-onnx python3-numpy python3-pil)
 (( want_fuzz )) && apt_packages+=(clang libclang-rt-dev)
 
 missing=()
@@ -60,10 +60,11 @@ if [[ ! -f "$PROTOBUF_WASM_BUILD/libprotobuf-lite.a" ]]; then
   emmake cmake --build "$PROTOBUF_WASM_BUILD" --target libprotobuf-lite -j"$(nproc)" >/dev/null
 fi
 
-# npm packages: the page's layout library and the check's runtime always (build.sh copies it into build/web), the test
+# npm packages: the page's layout library, the check's runtime and the zip reader for .npz
+# (build.sh copies them into build/web), the Node package's PNG and JPEG decoders always, the test
 # tools with --test. A checkout that has the test tools keeps them: `npm ci --omit=dev` would
 # delete them.
-npm_needed=(@dagrejs/dagre onnxruntime-web)
+npm_needed=(@dagrejs/dagre onnxruntime-web fflate pngjs jpeg-js)
 (( want_test )) && npm_needed+=(playwright-core onnxruntime-node axe-core)
 for p in "${npm_needed[@]}"; do
   if [[ ! -d "$ROOT/node_modules/$p" ]]; then

@@ -2,11 +2,13 @@
 // same graph inputs) on the same seeded random inputs in onnxruntime, and compares their outputs
 // (schema onnx-lattice-check/1). One module for every shell: the Node package runs it in a worker
 // thread with onnxruntime-node (check_node.mjs), the page in a worker with onnxruntime-web
-// (web/check-worker.js). It imports nothing: the caller hands it the runtime.
+// (web/check-worker.js). It imports only the shared float16 codec: the caller hands it the runtime.
 //
 // A model is {bytes, externalData: [{path, data}], description}: the model file, its data files
 // by `location`, and what the converter's describe() says of it (the graph inputs to feed, and
 // for the layerwise comparison the tensors each node computes, in topological order).
+
+import { fromHalf, toHalf } from './half.mjs';
 
 export const CHECK_SCHEMA = 'onnx-lattice-check/1';
 // onnxsim's: numpy.allclose per element, |Δ| ≤ atol + rtol·|original|.
@@ -42,30 +44,6 @@ function generator(seed) {
     z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
     return ((z ^ (z >>> 16)) >>> 0) / 2 ** 32;
   };
-}
-
-// IEEE half precision bits of a double (round to nearest even), for float16 inputs.
-function toHalf(value) {
-  const f32 = new Float32Array([value]);
-  const bits = new Uint32Array(f32.buffer)[0];
-  const sign = (bits >>> 16) & 0x8000;
-  const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
-  let mantissa = bits & 0x7fffff;
-  if (exponent <= 0) {
-    if (exponent < -10) return sign;
-    mantissa = (mantissa | 0x800000) >> (1 - exponent);
-    return sign | ((mantissa + 0xfff + ((mantissa >> 13) & 1)) >> 13);
-  }
-  if (exponent >= 31) return sign | 0x7c00;
-  const half = sign | (exponent << 10) | (mantissa >> 13);
-  return half + (((mantissa & 0x1fff) + ((mantissa >> 13) & 1) > 0x1000) ? 1 : 0);
-}
-
-function fromHalf(bits) {
-  const exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff, sign = bits & 0x8000 ? -1 : 1;
-  if (exponent === 0) return sign * mantissa * 2 ** -24;
-  if (exponent === 31) return mantissa ? NaN : sign * Infinity;
-  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
 }
 
 // The dims to feed `input`: its declared shape with the pinned dims (inputShapes) in place of
@@ -334,10 +312,10 @@ function checkOptions(options) {
   return { seed, inputRange: [...inputRange], tolerance: { rtol, atol } };
 }
 
-// Loads `model` with `extra` tensors as added graph outputs and runs it on `feeds`: its outputs
-// by name as {type, dims, data}. Adds the time taken to `timings`. A failure is thrown as
-// {stage: 'to load' | 'to run', cause}.
-async function runModel(runtime, model, feeds, extra, timings) {
+// Loads `model` with `extra` tensors as added graph outputs and runs it on each batch of feeds in
+// turn, handing each batch's outputs by name ({type, dims, data}) to `take(index, outputs)`.
+// Adds the time taken to `timings`. A failure is thrown as {stage: 'to load' | 'to run', cause}.
+async function runModel(runtime, model, batches, extra, timings, take) {
   let started = performance.now();
   let session;
   try {
@@ -346,17 +324,110 @@ async function runModel(runtime, model, feeds, extra, timings) {
     throw { stage: 'to load', cause };
   }
   timings.load += performance.now() - started;
-  started = performance.now();
   try {
-    const tensors = Object.fromEntries(Object.entries(feeds).map(([name, f]) => [name, new runtime.Tensor(f.type, f.data, f.dims)]));
-    const outputs = await session.run(tensors);
-    timings.run += performance.now() - started;
-    return Object.fromEntries(Object.entries(outputs).map(([name, t]) => [name, { type: t.type, dims: t.dims, data: t.data }]));
-  } catch (cause) {
-    throw { stage: 'to run', cause };
+    for (const [index, feeds] of batches.entries()) {
+      started = performance.now();
+      let outputs;
+      try {
+        const tensors = Object.fromEntries(Object.entries(feeds).map(([name, f]) => [name, new runtime.Tensor(f.type, f.data, f.dims)]));
+        outputs = await session.run(tensors);
+      } catch (cause) {
+        throw { stage: 'to run', cause };
+      }
+      timings.run += performance.now() - started;
+      take(index, Object.fromEntries(Object.entries(outputs).map(([name, t]) => [name, { type: t.type, dims: t.dims, data: t.data }])));
+    }
   } finally {
     await session.release?.();
   }
+}
+
+// The batches to feed: the given samples split along axis 0 (every input alike), or the seeded
+// random feeds as one batch. A model whose batch dimension is a number runs batches of that
+// size; a dynamic one, batches of up to MAX_BATCH samples, so the runtime's activations stay
+// bounded whatever the number of samples.
+export const MAX_BATCH = 32;
+export function feedBatches(feeds, inputs, samples) {
+  if (samples === undefined) return [feeds];
+  const fixed = inputs.map((i) => (Array.isArray(i.shape) && typeof i.shape[0] === 'number' && i.shape[0] > 0 ? i.shape[0] : null)).filter((d) => d !== null);
+  const size = fixed.length ? fixed[0] : Math.min(samples, MAX_BATCH);
+  if (fixed.length && samples % size) {
+    throw optionsError(`the model takes batches of ${size} (its inputs' first dimension) and ${samples} samples are not a multiple of it`);
+  }
+  const batches = [];
+  for (let start = 0; start < samples; start += size) {
+    const end = Math.min(samples, start + size);
+    batches.push(Object.fromEntries(Object.entries(feeds).map(([name, f]) => {
+      const each = f.dims.slice(1).reduce((a, b) => a * b, 1);
+      return [name, { type: f.type, dims: [end - start, ...f.dims.slice(1)], data: f.data.subarray(start * each, end * each) }];
+    })));
+  }
+  return batches;
+}
+
+// Batches' outputs joined along axis 0, per name: what one run on every sample would give.
+function joinBatches(parts) {
+  if (parts.length === 1) return parts[0];
+  const joined = {};
+  for (const name of Object.keys(parts[0])) {
+    const first = parts[0][name];
+    const length = parts.reduce((n, p) => n + p[name].data.length, 0);
+    const data = Array.isArray(first.data) ? [] : new first.data.constructor(length);
+    let at = 0;
+    for (const p of parts) {
+      if (Array.isArray(data)) data.push(...p[name].data);
+      else data.set(p[name].data, at);
+      at += p[name].data.length;
+    }
+    joined[name] = { type: first.type, dims: [parts.reduce((n, p) => n + (p[name].dims[0] ?? 1), 0), ...first.dims.slice(1)], data };
+  }
+  return joined;
+}
+
+// What a run keeps of a model's outputs: every graph output for every batch (joined), and the
+// layer tensors of the first batch only (a layerwise comparison of every tensor on every
+// sample would hold the whole model's activations N times).
+function collector(names) {
+  const outputs = [], layers = {};
+  return {
+    take: (index, out) => {
+      outputs.push(Object.fromEntries(names.map((n) => [n, out[n]]).filter(([, t]) => t)));
+      if (index === 0) for (const [n, t] of Object.entries(out)) if (!names.includes(n)) layers[n] = t;
+    },
+    result: () => ({ ...layers, ...joinBatches(outputs) }),
+  };
+}
+
+// The index of each row's largest value in [N, K] values (NaN never wins; a row of NaN gives -1).
+function argmaxRows(values, rows, classes) {
+  const best = new Int32Array(rows).fill(-1);
+  for (let r = 0; r < rows; ++r) {
+    let top = -Infinity;
+    for (let k = 0; k < classes; ++k) {
+      const v = values[r * classes + k];
+      if (v > top) { top = v; best[r] = k; }
+    }
+  }
+  return best;
+}
+
+// For an output shaped [N, K] (K > 1: scores over classes), the share of samples whose top-1
+// class is the same in both models, and with labels each model's accuracy: whether the model
+// still decides the same, which a distance alone does not say.
+export function decisions(entry, original, candidate, labels) {
+  const dims = entry.shape_original;
+  if (!entry.comparable || dims.length !== 2 || dims[1] < 2) return entry;
+  const [rows, classes] = dims;
+  const a = argmaxRows(valuesOf(original), rows, classes), b = argmaxRows(valuesOf(candidate), rows, classes);
+  let same = 0;
+  for (let r = 0; r < rows; ++r) if (a[r] === b[r] && a[r] >= 0) same += 1;
+  entry.top1_agreement = rows ? same / rows : null;
+  if (labels && labels.length === rows) {
+    let right = [0, 0];
+    for (let r = 0; r < rows; ++r) right = [right[0] + (a[r] === labels[r]), right[1] + (b[r] === labels[r])];
+    entry.accuracy = { original: right[0] / rows, candidate: right[1] / rows };
+  }
+  return entry;
 }
 
 // One candidate's outputs (and layer tensors) against the original's, into `report`.
@@ -366,7 +437,7 @@ function compareRuns(report, a, b, original, layers, options, tolerance) {
       report.outputs.push({ name, dtype: a[name].type, shape_original: [...a[name].dims], shape_candidate: null, comparable: false, pass: false, reason: 'the candidate has no such output', stats_original: statistics(valuesOf(a[name]) ?? []) });
       continue;
     }
-    report.outputs.push(compareTensor(name, a[name], b[name], tolerance));
+    report.outputs.push(decisions(compareTensor(name, a[name], b[name], tolerance), a[name], b[name], options.labels));
   }
   if (options.layerwise) {
     report.layers = [];
@@ -394,23 +465,32 @@ function compareRuns(report, a, b, original, layers, options, tolerance) {
 export async function checkCandidates(runtime, original, candidates, options = {}, onProgress = () => {}) {
   const { seed, inputRange, tolerance } = checkOptions(options);
   for (const c of candidates) sameInputs(original.description, c.model.description);
-  const feeds = inputFeeds(original.description.inputs, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
+  const given = options.samples;
+  const feeds = given?.feeds ?? inputFeeds(original.description.inputs, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
+  const batches = feedBatches(feeds, [original, ...candidates.map((c) => c.model)].flatMap((m) => m.description.inputs), given?.samples);
   const layers = candidates.map((c) => (options.layerwise ? layerTensors(original.description, c.model.description, c.conversion) : []));
   const timings = { load: 0, run: 0 };
+  const inputs = inputsRecord(given, feeds, batches, seed, inputRange);
   const reports = candidates.map((c) => ({
-    schema: CHECK_SCHEMA, runtime: { name: runtime.name, version: runtime.version }, seed, input_range: inputRange,
+    schema: CHECK_SCHEMA, runtime: { name: runtime.name, version: runtime.version }, seed, input_range: inputRange, inputs,
     tolerance: c.scaleAtol ? { ...tolerance, scaled: true } : tolerance, pass: false, outputs: [], timings_ms: { ...timings },
   }));
   const steps = candidates.length + 1;
   const failed = (report, which, { stage, cause }) => Object.assign(report, {
     error: `the ${which} model failed ${stage} in ${runtime.name}: ${cause?.message ?? cause}`, failed: which,
   });
+  const run = async (model, extra, spent) => {
+    const kept = collector(model.description.outputs.map((o) => o.name));
+    await runModel(runtime, model, batches, extra, spent, kept.take);
+    return kept.result();
+  };
   let reference;
   try {
     onProgress('running the original model', 0);
     // The original computes every tensor any candidate's layerwise comparison asks for.
-    reference = await runModel(runtime, original, feeds, [...new Set(layers.flatMap(extraOutputs))], timings);
+    reference = await run(original, [...new Set(layers.flatMap(extraOutputs))], timings);
   } catch (e) {
+    if (!e?.stage) throw e;
     for (const report of reports) failed(report, 'original', e);
     return reports;
   }
@@ -419,8 +499,8 @@ export async function checkCandidates(runtime, original, candidates, options = {
     const own = { load: 0, run: 0 };
     try {
       onProgress(`running the ${c.label ?? 'candidate'} model`, (i + 1) / steps);
-      const outputs = await runModel(runtime, c.model, feeds, extraOutputs(layers[i]), own);
-      compareRuns(report, reference, outputs, original, layers[i], { ...options, conversion: c.conversion }, report.tolerance);
+      const outputs = await run(c.model, extraOutputs(layers[i]), own);
+      compareRuns(report, reference, outputs, original, layers[i], { ...options, labels: given?.labels, conversion: c.conversion }, report.tolerance);
     } catch (e) {
       if (!e?.stage) throw e;  // the comparison's own defect, not the model's
       failed(report, 'candidate', e);
@@ -429,6 +509,29 @@ export async function checkCandidates(runtime, original, candidates, options = {
   }
   onProgress('compared', 1);
   return reports;
+}
+
+// `names` (graph outputs or any tensor the model computes) over every batch, joined along axis 0:
+// what the repair reads of a model on its calibration samples.
+export async function computeTensors(runtime, model, batches, names, timings = { load: 0, run: 0 }) {
+  const graphOutputs = new Set(model.description.outputs.map((o) => o.name));
+  const parts = [];
+  await runModel(runtime, model, batches, names.filter((n) => !graphOutputs.has(n)), timings,
+    (index, out) => parts.push(Object.fromEntries(names.map((n) => [n, out[n]]))));
+  return joinBatches(parts);
+}
+
+// What the models were fed, for the report: the data's source, how many samples, how they were
+// read (dtype conversions, an image preprocessing) and the batch each run took; or the seeded
+// random values and their shapes.
+function inputsRecord(given, feeds, batches, seed, inputRange) {
+  const shapes = Object.fromEntries(Object.entries(batches[0]).map(([name, f]) => [name, [...f.dims]]));
+  if (!given) return { source: 'random', seed, range: [...inputRange], samples: Object.values(feeds)[0]?.dims[0] ?? 1, batch_shapes: shapes };
+  const record = { source: given.source, samples: given.samples, batches: batches.length, batch_shapes: shapes };
+  if (given.labels) record.labels = given.labels.length;
+  if (given.conversions?.length) record.conversions = [...given.conversions];
+  if (given.preprocessing) record.preprocessing = given.preprocessing;
+  return record;
 }
 
 // One candidate against the original (see checkCandidates); options.conversion and
@@ -463,11 +566,28 @@ export function verdict(check, kind) {
     return [check.pass ? `folding changed no output by more than ${figure(worst)}` :
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
-  return check.outputs.map((o) => {
-    if (!o.comparable) return `output '${o.name}': ${o.reason} (${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}); value statistics in the report`;
-    if (o.pass) return `output '${o.name}' is unchanged within the tolerance (max |Δ| ${figure(o.max_abs)})`;
-    const range = o.stats_original.max - o.stats_original.min;
-    const share = range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : '';
-    return `the Lattice rewrites change output '${o.name}' by up to ${figure(o.max_abs)}${share}: expected, retrain`;
-  });
+  return check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o)]);
+}
+
+// A share as people read it: one decimal, and never "0.0 %" or "100.0 %" for what is not.
+export function percent(share) {
+  const p = 100 * share;
+  if (p > 0 && p < 0.05) return '< 0.1 %';
+  if (p < 100 && p >= 99.95) return '> 99.9 %';
+  return `${p.toFixed(1)} %`;
+}
+
+function decisionLine(o, inputs) {
+  const samples = o.shape_original[0];
+  const on = inputs?.source && inputs.source !== 'random' ? `${samples} samples of ${inputs.source}` : `${samples} random input${samples === 1 ? '' : 's'}`;
+  const accuracy = o.accuracy ? ` (accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)})` : '';
+  return `output '${o.name}' decides as the original on ${percent(o.top1_agreement)} of ${on}${accuracy}`;
+}
+
+function distanceLine(o) {
+  if (!o.comparable) return `output '${o.name}': ${o.reason} (${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}); value statistics in the report`;
+  if (o.pass) return `output '${o.name}' is unchanged within the tolerance (max |Δ| ${figure(o.max_abs)})`;
+  const range = o.stats_original.max - o.stats_original.min;
+  const share = range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : '';
+  return `the Lattice rewrites change output '${o.name}' by up to ${figure(o.max_abs)}${share}: expected, retrain`;
 }

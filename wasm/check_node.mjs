@@ -24,22 +24,33 @@ function sourceOf(model, label) {
   throw coded(`the ${label} model must be a file path, a Uint8Array or {model, dataFiles}`, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
-const KNOWN = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress'];
+const KNOWN = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress',
+  'inputs', 'labels', 'preprocessing', 'signal'];
+// The repair's own (repair()), beside the check's that shape its samples.
+const REPAIR_KNOWN = ['calibration', 'ridge', 'maxRows', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
 
 // Runs the check in a worker: {report} for original vs candidate, and with `twin` the fold-only
-// twin's check too ({twin}). Rejects with a coded Error for a bad option, an unreadable file or
+// twin's check too ({twin}). With `repair` ({calibration: sources, check}), the candidate is
+// repaired first ({repair: its report, repaired: the model's bytes}) and, when `check`, the check
+// runs the repaired model. Rejects with a coded Error for a bad option, an unreadable file or
 // a missing runtime; a model that fails to load or run is in the report.
-export function runCheck({ original, candidate, twin = false }, options = {}) {
+export function runCheck({ original, candidate, twin = false, repair }, options = {}) {
+  const known = repair ? [...new Set([...KNOWN, ...REPAIR_KNOWN])] : KNOWN;
   for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) return Promise.reject(coded(`unknown check option '${key}' (known: ${KNOWN.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
+    if (!known.includes(key)) return Promise.reject(coded(`unknown check option '${key}' (known: ${known.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
   }
-  const { onProgress, ...rest } = options;
+  const { onProgress, signal, ...rest } = options;
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     return Promise.reject(coded('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS'));
   }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    return Promise.reject(coded('options.signal must be an AbortSignal', 'ERR_ONNX_LATTICE_OPTIONS'));
+  }
+  const aborted = () => Object.assign(coded('the operation was aborted', 'ERR_ONNX_LATTICE_ABORTED'), { name: 'AbortError', cause: signal.reason });
+  if (signal?.aborted) return Promise.reject(aborted());
   let workerData;
   try {
-    workerData = { original: sourceOf(original, 'original'), candidate: candidate === undefined ? undefined : sourceOf(candidate, 'candidate'), twin, options: rest };
+    workerData = { original: sourceOf(original, 'original'), candidate: candidate === undefined ? undefined : sourceOf(candidate, 'candidate'), twin, repair, options: rest };
   } catch (e) {
     return Promise.reject(e);
   }
@@ -53,7 +64,26 @@ export function runCheck({ original, candidate, twin = false }, options = {}) {
     });
     worker.on('error', (e) => { if (!settled) { settled = true; reject(coded(`the check stopped: ${e.message}`, 'ERR_ONNX_LATTICE_CHECK')); } });
     worker.on('exit', (status) => { if (!settled) reject(coded(`the check stopped (exit ${status})`, 'ERR_ONNX_LATTICE_CHECK')); });
+    // Ending the worker ends the runtime's work at once; nothing has been written (the caller
+    // writes only what a finished run hands back).
+    signal?.addEventListener('abort', () => {
+      if (settled) return;
+      settled = true;
+      worker.terminate();
+      reject(aborted());
+    }, { once: true });
   });
+}
+
+// converter.repair(original, converted, options) -> {model: the repaired model's bytes, report}.
+export async function repair(original, converted, options = {}) {
+  for (const key of Object.keys(options)) {
+    if (!REPAIR_KNOWN.includes(key)) throw coded(`unknown repair option '${key}' (known: ${REPAIR_KNOWN.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
+  }
+  const { calibration, ...rest } = options;
+  const sources = calibration === undefined ? [] : Array.isArray(calibration) ? calibration : [calibration];
+  const result = await runCheck({ original, candidate: converted, repair: { calibration: sources, check: false } }, rest);
+  return { model: result.repaired, report: result.repair };
 }
 
 // converter.check(original, candidate, options) -> the check report.

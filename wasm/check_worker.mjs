@@ -11,6 +11,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 import { checkCandidates } from './check.mjs';
 import { joinParts, loadModule } from './engine.mjs';
+import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
 
 const post = (message) => parentPort.postMessage(message);
 const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
@@ -92,7 +93,7 @@ function twinOptions(conversion) {
 }
 
 try {
-  const { original, candidate, twin, options } = workerData;
+  const { original, candidate, twin, repair, options } = workerData;
   const onProgress = (stage, fraction) => post({ type: 'progress', stage, fraction });
   const ort = await runtime();
   const module = await loadModule();
@@ -107,10 +108,33 @@ try {
     const folded = modelFrom(module, original, 'fold-only twin', twinOptions(options.conversion));
     candidates.push({ model: folded, conversion: folded.report, scaleAtol: true, label: 'fold-only twin' });
   }
-  const reports = await checkCandidates(ort, reference, candidates, options, onProgress);
-  const report = candidate ? reports[0] : undefined;
+  const { inputs, labels, preprocessing, ...rest } = options;
+  // The readers (and their decoders) load only when samples are given.
+  const read = async (source, withLabels) => (await import('./samples_node.mjs')).readSamples(source, reference.description.inputs, { labels: withLabels, preprocessing });
+  // The user's samples, read against the original's inputs (their names, types and fixed sizes).
+  if (inputs !== undefined) {
+    onProgress('reading the samples', 0);
+    rest.samples = await read(inputs, labels);
+  }
+  let repaired;
+  if (repair) {
+    onProgress('reading the calibration samples', 0);
+    const given = [];
+    for (const source of repair.calibration) given.push(await read(source));
+    const calibration = given.length ? joinSamples(given) : randomSamples(reference.description.inputs, rest);
+    // Without samples of its own, the check takes the calibration's last quarter, which the fit
+    // does not see: a figure on the samples a fit was made on would flatter it.
+    let fit = calibration;
+    if (repair.check && given.length && rest.samples === undefined) [fit, rest.samples] = holdOut(calibration);
+    repaired = await repairModel(ort, module, reference, candidates[0].model, options.conversion, fit, rest, onProgress);
+    candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };
+  }
+  const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, rest, onProgress) : [];
+  const report = candidate && reports.length ? reports[0] : undefined;
   const twinReport = twin ? reports.at(-1) : undefined;
-  post({ type: 'result', report, twin: twinReport });
+  const message = { type: 'result', report, twin: twinReport };
+  if (repaired) Object.assign(message, { repair: repaired.report, repaired: repaired.bytes });
+  post(message);
 } catch (e) {
   post({ type: 'error', message: e.message, code: e.code ?? 'ERR_ONNX_LATTICE_CHECK', path: e.path, errno: e.errno });
 }

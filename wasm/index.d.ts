@@ -143,6 +143,46 @@ export interface Report {
   /** `convert --check` (Node CLI) and the page's Check: the converted model and the fold-only twin
    *  (the same folds, no conversion pattern), each against the input. */
   check?: { converted: CheckReport; fold_only: CheckReport };
+  /** `convert --repair` (Node CLI) and the page's repair: what was refitted, on what data. */
+  repair?: RepairReport;
+}
+
+/** What a repair did: each Conv/Gemm whose output the conversion changed, refitted by ridge least
+ *  squares so that its output reproduces the original's tensor on the calibration samples. */
+export interface RepairReport {
+  data: { source: string; samples: number; preprocessing?: CheckReport['inputs']['preprocessing']; seed?: number; note?: string };
+  options: { ridge: number; max_rows: number; seed: number };
+  /** In topological order. `before`/`after`: max |Δ| and ‖Δ‖/‖target‖ at `target_tensor` on the
+   *  calibration samples; `residual`: the fit's own relative residual on the rows it sampled. */
+  layers: {
+    node: string; match_id?: string; target_tensor: string; samples: number; refitted: boolean; reason?: string;
+    rows?: number; residual?: number; before: { max_abs: number; rel: number }; after: { max_abs: number; rel: number };
+  }[];
+  /** Conv and Gemm layers left as converted, with the reason (no tensor of the original to reproduce). */
+  left: { node: string; match_id?: string; reason: string }[];
+  time_ms: number;
+}
+
+export interface RepairOptions {
+  /** The samples to fit on (as CheckOptions.inputs; several are joined); default 32 seeded random
+   *  inputs, which make a weaker repair. */
+  calibration?: CheckOptions['inputs'] | CheckOptions['inputs'][];
+  /** Ridge regularisation, relative to the mean diagonal of the normal equations; default 1e-3. */
+  ridge?: number;
+  /** Rows (output positions) sampled per layer and group; default 16384. */
+  maxRows?: number;
+  seed?: number;
+  inputRange?: [number, number];
+  inputShapes?: Record<string, number[]>;
+  preprocessing?: ImagePreprocessing;
+  /** A layer within rtol/atol of its target is left as it is; defaults 1e-4 and 1e-5. */
+  rtol?: number;
+  atol?: number;
+  /** The conversion's report: each layer then names the match that made it. */
+  conversion?: Report;
+  onProgress?: (event: { stage: string; fraction: number }) => void;
+  /** Aborting ends the runtime's worker; the promise rejects with ERR_ONNX_LATTICE_ABORTED and nothing is returned. */
+  signal?: AbortSignal;
 }
 
 export interface Quantization {
@@ -256,7 +296,27 @@ export interface CheckOptions {
   layerwise?: boolean;
   /** The conversion's report: layers and rewrites then name the match behind each tensor. */
   conversion?: Report;
+  /** Your samples instead of random inputs: a path (a .npy for a one-input model, a .npz with one
+   *  array per input name, a PNG or JPEG, or a folder of .npy files or of images, joined along
+   *  axis 0 in name order), a file's bytes, or the tensors themselves by input name. Batch on axis
+   *  0; a dynamic dimension takes the data's size; values are converted to the input's type as
+   *  numpy's astype would (said in the report's `inputs.conversions`). See docs/data.md. */
+  inputs?: string | Uint8Array | Record<string, { data: ArrayLike<number | bigint>; dims: number[] }>;
+  /** Class labels of the samples (a .npy path or the values), for each model's accuracy; a .npz's
+   *  array named `labels` is used when this is not given. */
+  labels?: string | ArrayLike<number>;
+  /** How images become tensors (images only; defaults stretch, 0,1, rgb). */
+  preprocessing?: ImagePreprocessing;
   onProgress?: (event: { stage: string; fraction: number }) => void;
+}
+
+/** An image's way to a tensor: resized to the input's H×W (`stretch`, or `pad`: aspect kept,
+ *  centred, zero-padded), pixel values scaled ('0,1': v/255; '0,2': v/128, Lattice's input range;
+ *  '-1,1': v/127.5 − 1; 'imagenet': (v/255 − mean)/std), channels in RGB or BGR order. */
+export interface ImagePreprocessing {
+  resize?: 'stretch' | 'pad';
+  scale?: '0,1' | '0,2' | '-1,1' | 'imagenet';
+  order?: 'rgb' | 'bgr';
 }
 
 /** An output (or, in `layers`, a tensor) of both models compared. Infinity is written "Infinity" in JSON files. */
@@ -285,6 +345,11 @@ export interface CheckedOutput {
   /** With tolerance.scaled: atol times the output's largest |value| (at least 1), the atol applied. */
   atol_used?: number;
   pass: boolean;
+  /** For an output shaped [N, K] (K > 1): the share of the N samples whose largest of the K values
+   *  is at the same index in both models (the same top-1 class). */
+  top1_agreement?: number;
+  /** With labels: each model's share of samples whose top-1 class is the label. */
+  accuracy?: { original: number; candidate: number };
   stats_original?: { min: number | null; max: number | null; mean: number | null; std: number | null };
   stats_candidate?: { min: number | null; max: number | null; mean: number | null; std: number | null };
 }
@@ -296,6 +361,14 @@ export interface CheckReport {
   seed: number;
   input_range: [number, number];
   tolerance: { rtol: number; atol: number; scaled?: true };
+  /** What both models were fed: the seeded random values ('random', with seed and range) or your
+   *  samples (their source, count, batches, labels, dtype conversions and image preprocessing);
+   *  `batch_shapes` gives each input's dims in one run. */
+  inputs: {
+    source: string; samples: number; batch_shapes: Record<string, number[]>;
+    seed?: number; range?: [number, number]; batches?: number; labels?: number; conversions?: string[];
+    preprocessing?: Required<ImagePreprocessing> & { layout: 'nchw' | 'nhwc'; channels: 1 | 3; height: number; width: number };
+  };
   /** Every comparable output within the tolerance (and at least one comparable), and both models ran. */
   pass: boolean;
   /** A model that failed to load or run (then `failed` says which: 'original' or 'candidate'). */
@@ -352,6 +425,10 @@ export interface Converter {
    *  ERR_ONNX_LATTICE_CHECK_RUNTIME. Bad options reject with ERR_ONNX_LATTICE_OPTIONS, an unreadable
    *  file with ERR_ONNX_LATTICE_IO (`path`, `errno`); a model that does not load or run is in the report. */
   check(original: CheckModel, candidate: CheckModel, options?: CheckOptions): Promise<CheckReport>;
+  /** Refits the converted model's rewritten layers to reproduce the original's tensors on
+   *  calibration samples (onnxruntime-node in a worker; the fit in the converter's module).
+   *  Resolves to the repaired model's bytes and what was done. See docs/repair.md. */
+  repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
   patterns(): Catalogue;
   /** The hardware table: which operators the accelerator runs, each with its source. */
   hardware(): Hardware;
@@ -371,6 +448,8 @@ export interface SyncConverter {
   describe(bytes: Uint8Array | ArrayBuffer, options?: Pick<CallOptions, 'onProgress'>): ModelDescription;
   /** As Converter.check: asynchronous here too (it runs in a worker thread of its own). */
   check(original: CheckModel, candidate: CheckModel, options?: CheckOptions): Promise<CheckReport>;
+  /** As Converter.repair: asynchronous here too. */
+  repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
   patterns(): Catalogue;
   hardware(): Hardware;
   version: string;

@@ -5,14 +5,14 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ABORTED, RUNNING } from './call_state.mjs';
-import { check } from './check_node.mjs';
+import { check, repair } from './check_node.mjs';
 import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './engine.mjs';
 
 // check() (check_node.mjs) runs both models in onnxruntime-node in a worker thread of its own, so
 // it is asynchronous in both converters.
 export async function createSyncConverter() {
   const { _heapBytes, _module, ...converter } = await createEngine();
-  return { ...converter, check };
+  return { ...converter, check, repair };
 }
 
 const optionsError = (message) => codedError(message, 'ERR_ONNX_LATTICE_OPTIONS');
@@ -215,6 +215,7 @@ export async function createConverter() {
     inspect: async (bytes, options) => (await convert(bytes, { ...options, dryRun: true })).report,
     describe: inMemory('describe'),
     check,
+    repair,
     patterns: () => JSON.parse(catalogue),
     hardware: () => JSON.parse(table),
     version,

@@ -1,6 +1,7 @@
 // The page: picks a model, hands it to the conversion worker, and shows the result — model card,
 // graph, plan, warnings, audit. The page's defaults are the CLI's (target lattice, BatchNorm
 // folding on), so its download equals `onnx-lattice convert`.
+import { dataPicker } from './data-picker.js';
 import { drawRewrite } from './draw.js';
 import { GraphView } from './graph.js';
 import { renderAudit, renderCard, renderFixedPoint, renderProps, showButton, weightsText } from './panels.js';
@@ -36,6 +37,11 @@ let current = null;
 let inputModel = null, inputFiles = {};  // the picked model and its data files, for the check
 let drawing = null;  // the graph being drawn (a promise)
 
+const samples = dataPicker({
+  input: $('data-input'), folder: $('data-folder'), drop: document.querySelector('[data-testid="data-drop"]'), chosen: $('data-chosen'),
+  clear: $('data-clear'), imageOptions: document.querySelector('[data-testid="image-options"]'),
+  resize: $('image-resize'), scale: $('image-scale'), order: $('image-order'), range: $('input-range'),
+});
 const graph = new GraphView({
   host: $('graph'), legend: ui.legend, zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
 }, (name) => selectNode(name, { fromGraph: true }));
@@ -402,7 +408,9 @@ async function check(pinned = {}) {
   const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, runtimePeak, unpinnedInputs } = await import('./check-panel.js');
   const { report } = current;
   const inputShapes = { ...report.input_shapes, ...pinned };
-  const pin = unpinnedInputs(current.input.inputs, inputShapes);
+  // Given samples size every dynamic dimension themselves.
+  const data = samples.samples();
+  const pin = data ? [] : unpinnedInputs(current.input.inputs, inputShapes);
   if (pin.length) return renderCheck(ui.checkResult, { pin, onPin: check });
   const dataBytes = Object.values(inputFiles).reduce((n, f) => n + f.size, 0);
   const peak = runtimePeak(report.input.bytes + dataBytes, current.input);
@@ -432,7 +440,8 @@ async function check(pinned = {}) {
         original: { model: inputModel, files: inputFiles, description: current.input },
         candidate: { model: converted.model, files: dataFile, description: current.output },
         twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
-        options: { layerwise: ui.checkLayerwise.checked, inputShapes },
+        options: { layerwise: ui.checkLayerwise.checked, inputShapes, inputRange: samples.inputRange() },
+        data,
         conversion: report, twinConversion: twin.report,
       });
     });

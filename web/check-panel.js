@@ -1,6 +1,6 @@
 // The check's result in the page: the verdict in words, a table per comparison, and the size
 // estimate that refuses a model onnxruntime-web cannot hold.
-import { figure, verdict } from './check.mjs';
+import { figure, percent, verdict } from './check.mjs';
 
 export { finiteForJson } from './check.mjs';
 import { formatBytes } from './ops.js';
@@ -37,16 +37,18 @@ function table(caption, check) {
   const t = el('table');
   t.append(el('caption', caption));
   const head = el('tr');
-  for (const h of ['output', 'shape', 'max |Δ|', 'mean |Δ|', 'p99 |Δ|', 'max rel', 'NaN / inf', 'within tolerance']) head.append(el('th', h));
+  const decides = check.outputs.some((o) => o.top1_agreement !== undefined);
+  for (const h of ['output', 'shape', ...(decides ? ['same top-1'] : []), 'max |Δ|', 'mean |Δ|', 'p99 |Δ|', 'max rel', 'NaN / inf', 'within tolerance']) head.append(el('th', h));
   t.append(el('thead'));
   t.tHead.append(head);
   const body = el('tbody');
   for (const o of check.outputs) {
     const row = el('tr');
+    const top1 = decides ? [o.top1_agreement === undefined ? '' : percent(o.top1_agreement)] : [];
     const cells = o.comparable
-      ? [o.name, o.shape_original.join('×'), figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
+      ? [o.name, o.shape_original.join('×'), ...top1, figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
         `${o.nan[1]} / ${o.inf[1]}`, o.pass ? 'yes' : 'no']
-      : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, o.reason, '', '', '', '', '—'];
+      : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, ...top1, o.reason, '', '', '', '', '—'];
     for (const c of cells) row.append(el('td', c));
     body.append(row);
   }
@@ -123,6 +125,16 @@ export function renderCheck(box, { check, ms, error, refused, pin, onPin }) {
     box.append(el('p', `Layer by layer, the first tensor beyond the tolerance is '${converted.first_failing.tensor}'` +
       `${converted.first_failing.match_id ? `, the output of ${converted.first_failing.match_id}` : ''}; each rewrite's change is in its plan row.`));
   }
-  box.append(el('p', `${converted.runtime.name} ${converted.runtime.version}, seed ${converted.seed}, inputs uniform in ` +
-    `[${converted.input_range.join(', ')}), rtol ${converted.tolerance.rtol}, atol ${converted.tolerance.atol}; ${Math.round(ms)} ms.`, 'hint'));
+  box.append(el('p', `${converted.runtime.name} ${converted.runtime.version}, ${fedWith(converted.inputs, converted)}, ` +
+    `rtol ${converted.tolerance.rtol}, atol ${converted.tolerance.atol}; ${Math.round(ms)} ms.`, 'hint'));
+}
+
+// What both models were fed, in words: the samples (and how images became tensors), or the seeded
+// random values.
+function fedWith(inputs, check) {
+  const shapes = Object.entries(inputs.batch_shapes).map(([name, dims]) => `${name} ${dims.join('×')}`).join(', ');
+  if (inputs.source === 'random') return `seed ${check.seed}, inputs uniform in [${check.input_range.join(', ')}) (${shapes})`;
+  const p = inputs.preprocessing;
+  const images = p ? `; images ${p.resize === 'pad' ? 'padded' : 'stretched'} to ${p.height}×${p.width}, scaled to ${p.scale}, ${p.order.toUpperCase()}` : '';
+  return `${inputs.samples} samples of ${inputs.source} in ${inputs.batches} batch${inputs.batches === 1 ? '' : 'es'} (${shapes})${images}`;
 }

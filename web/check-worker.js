@@ -3,7 +3,7 @@
 // served from this site (ort/), and compares them with the same module as the Node package
 // (check.mjs). Ending the worker hands the runtime's memory back to the browser.
 // In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
-// description}, options, conversion, twinConversion}. Out: progress {stage, fraction}; result
+// description}, options, conversion, twinConversion, data?: {files: [File], preprocessing}}. Out: progress {stage, fraction}; result
 // {converted, fold_only}; error {message}.
 import { checkCandidates } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
@@ -33,6 +33,11 @@ self.onmessage = async ({ data }) => {
     const post = (stage, fraction) => self.postMessage({ type: 'progress', stage, fraction });
     self.postMessage({ type: 'progress', stage: 'reading the models', fraction: 0 });
     const original = await modelOf(data.original);
+    if (data.data) {
+      post('reading the samples', 0);
+      const { readPicked } = await import('./check-samples.js');
+      options.samples = await readPicked(data.data.files, original.description.inputs, data.data.preprocessing);
+    }
     // The original runs once for both comparisons.
     const [converted, fold_only] = await checkCandidates(runtime, original, [
       { model: await modelOf(data.candidate), conversion: data.conversion, label: 'converted' },

@@ -1,8 +1,12 @@
 #include "core/cli/check_request.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
+
+#include <fmt/format.h>
 
 namespace lattice {
 namespace {
@@ -21,8 +25,37 @@ std::optional<double> number(const std::string& text) {
 }  // namespace
 
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check) {
-  if (flag == "--layerwise") {
-    check.layerwise = true;
+  if (flag == "--layerwise" || flag == "--repair") {
+    (flag == "--repair" ? check.repair : check.layerwise) = true;
+    return true;
+  }
+  if (flag == "--calibration") {
+    FlagValue v = value();
+    if (!v || v->empty()) return error("--calibration needs a file or folder of samples");
+    check.calibration.push_back(*v);
+    return true;
+  }
+  // Paths are the host's to read; the words of an image's preprocessing are checked here, so
+  // both CLIs refuse the same ones before any work.
+  struct Choice {
+    std::string_view flag;
+    std::optional<std::string>* field;
+    std::initializer_list<std::string_view> allowed;
+  };
+  const Choice choices[] = {{"--inputs", &check.inputs, {}}, {"--labels", &check.labels, {}},
+                            {"--image-resize", &check.image_resize, {"stretch", "pad"}},
+                            {"--image-scale", &check.image_scale, {"0,1", "0,2", "-1,1", "imagenet"}},
+                            {"--image-order", &check.image_order, {"rgb", "bgr"}}};
+  for (const Choice& c : choices) {
+    if (flag != c.flag) continue;
+    FlagValue v = value();
+    if (!v || v->empty()) return error("{} needs a value", flag);
+    if (c.allowed.size() && std::find(c.allowed.begin(), c.allowed.end(), *v) == c.allowed.end()) {
+      std::string known;
+      for (std::string_view a : c.allowed) known += fmt::format("{}{}", known.empty() ? "" : ", ", a);
+      return error("{} takes {}, not '{}'", flag, known, *v);
+    }
+    *c.field = *v;
     return true;
   }
   std::optional<double>* target = flag == "--seed" ? &check.seed : flag == "--rtol" ? &check.rtol
@@ -57,8 +90,16 @@ Json check_request(std::string_view command, const std::string& original, const 
   if (check.input_range) o.set("inputRange", Json::array_of(std::vector<double>{check.input_range->first, check.input_range->second}));
   if (check.rtol) o.set("rtol", *check.rtol);
   if (check.atol) o.set("atol", *check.atol);
+  if (check.inputs) o.set("inputs", *check.inputs);
+  if (check.labels) o.set("labels", *check.labels);
+  Json preprocessing = Json::object();
+  if (check.image_resize) preprocessing.set("resize", *check.image_resize);
+  if (check.image_scale) preprocessing.set("scale", *check.image_scale);
+  if (check.image_order) preprocessing.set("order", *check.image_order);
+  if (check.image_resize || check.image_scale || check.image_order) o.set("preprocessing", std::move(preprocessing));
   Json request = Json::object().set("command", command).set("original", original).set("candidate", candidate)
-                     .set("json", json).set("options", std::move(o));
+                     .set("json", json).set("check", check.requested).set("options", std::move(o));
+  if (check.repair) request.set("repair", Json::object().set("calibration", Json::array_of(check.calibration)));
   if (report != nullptr) request.set("report", *report).set("report_path", report_path);
   return request;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/options.h"
 #include "core/util/json.h"
@@ -20,18 +21,31 @@ struct CheckFlags {
   bool layerwise = false;
   std::optional<double> seed, rtol, atol;
   std::optional<std::pair<double, double>> input_range;
+  // The user's samples instead of random inputs (a .npy, a .npz, an image, or a folder of
+  // them), their labels, and how images become tensors: read by the host (wasm/samples_node.mjs).
+  std::optional<std::string> inputs, labels;
+  std::optional<std::string> image_resize, image_scale, image_order;
+  // `convert --repair`: the host refits the rewritten layers on the calibration samples (none:
+  // seeded random inputs) before it checks; also a request for a host with a runtime.
+  bool repair = false;
+  std::vector<std::string> calibration;
 
-  bool any_given() const { return layerwise || seed || rtol || atol || input_range; }
+  bool runs_models() const { return requested || repair; }
+
+  bool any_given() const {
+    return layerwise || seed || rtol || atol || input_range || inputs || labels || image_resize || image_scale || image_order;
+  }
 };
 
 // The flag and its value (nullopt when the command line ends) if it is one of the check's
-// (--layerwise, --seed N, --input-range LO,HI, --rtol R, --atol A): true when taken, or a usage
-// error naming what is wrong with the value.
+// (--layerwise, --seed N, --input-range LO,HI, --rtol R, --atol A, --inputs PATH, --labels FILE,
+// --image-resize, --image-scale, --image-order): true when taken, or a usage error naming what
+// is wrong with the value.
 using FlagValue = std::optional<std::string>;
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check);
 
-// {command, original, candidate, twin, report_path, report, options: {seed, inputRange, rtol,
-// atol, inputShapes, layerwise}}: what the host's runtime is asked to do. `report` is the
+// {command, original, candidate, check, repair?: {calibration}, report_path, report, options: {seed,
+// inputRange, rtol, atol, inputShapes, layerwise, inputs, labels, preprocessing: {resize, scale, order}}}: what the host's runtime is asked to do. `report` is the
 // conversion's report (convert --check), which the host writes out with the check added.
 Json check_request(std::string_view command, const std::string& original, const std::string& candidate,
                    const CheckFlags& check, const Options& options, const std::string& report_path = "",
@@ -40,5 +54,8 @@ Json check_request(std::string_view command, const std::string& original, const 
 inline constexpr std::string_view kNoRuntime =
     "the check runs both models in onnxruntime, which this native CLI does not have: use the Node CLI "
     "(node wasm/cli.mjs, or npx onnx-lattice) with the same arguments";
+inline constexpr std::string_view kNoRuntimeToRepair =
+    "--repair runs both models in onnxruntime to fit the rewritten layers, which this native CLI does not have: use "
+    "the Node CLI (node wasm/cli.mjs, or npx onnx-lattice) with the same arguments";
 
 }  // namespace lattice

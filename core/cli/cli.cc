@@ -55,10 +55,19 @@ constexpr Flag kCheckFlags[] = {
     {"--layerwise", "also compare every tensor both models compute, and name the first that parts"},
     {"--seed N", "seed of the random inputs (0 to 4294967295; default 0)"},
     {"--input-range LO,HI", "floating-point inputs uniform in [LO, HI) (default -1,1)"},
-    {"--rtol R", "relative tolerance (default 1e-5)"},
-    {"--atol A", "absolute tolerance (default 1e-4)"},
+    {"--rtol R", "relative tolerance (default 1e-4)"},
+    {"--atol A", "absolute tolerance (default 1e-5)"},
+    {"--inputs PATH", "your samples instead of random inputs: .npy, .npz, PNG/JPEG, or a folder of them"},
+    {"--labels FILE.npy", "their labels (or an array 'labels' in the .npz): each model's accuracy too"},
+    {"--image-resize stretch|pad", "images to the input's H×W: stretched (default) or aspect kept, zero-padded"},
+    {"--image-scale SCALE", "pixel values to 0,1 (default: [0, 1]), 0,2 (Lattice's [0, 2)), -1,1 or imagenet (mean/std)"},
+    {"--image-order rgb|bgr", "channel order of a 3-channel input (default rgb)"},
 };
-constexpr Flag kConvertCheckFlag[] = {{"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"}};
+constexpr Flag kConvertCheckFlag[] = {
+    {"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"},
+    {"--repair", "refit the rewritten layers so the output reproduces the input's tensors on samples (Node CLI)"},
+    {"--calibration PATH", "the samples --repair fits (repeatable; as --inputs; default 32 seeded random inputs)"},
+};
 constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx|- [flags]   plan + audit, writes nothing (- reads standard input)\n";
 constexpr Flag kPinFlag[] = {{"--input-shape NAME:1,3,640,640", "pin a dynamic input's shape (repeatable)"}};
 constexpr Flag kInspectFlags[] = {{"--fail-on-unsupported", "exit 4 when the target cannot run some node"}};
@@ -276,21 +285,24 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
   if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
   if (convert && !cmd.check.requested && cmd.check.any_given()) {
-    return UsageError{"--layerwise, --seed, --input-range, --rtol and --atol are the check's: add --check"};
+    return UsageError{"--layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels and --image-* are the check's: add --check"};
   }
+  if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
+  if (!cmd.check.calibration.empty() && !cmd.check.repair) return UsageError{"--calibration is what --repair fits: add --repair"};
   if (check) cmd.check.requested = true;
-  if (cmd.check.requested && convert && (cmd.job.options.dry_run || cmd.job.output == "-" || cmd.inputs.size() > 1 ||
+  if (cmd.check.runs_models() && convert && (cmd.job.options.dry_run || cmd.job.output == "-" || cmd.inputs.size() > 1 ||
                                          !cmd.out_dir.empty())) {
-    return UsageError{"--check runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)"};
+    return UsageError{fmt::format("{} runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)",
+                                  cmd.check.requested ? "--check" : "--repair")};
   }
   const bool reads_stdin = std::find(cmd.inputs.begin(), cmd.inputs.end(), kStandardInput) != cmd.inputs.end();
   if (check && reads_stdin) {
     return UsageError{"check loads both models from their files (onnxruntime reads them by path); '-' (standard "
                       "input) is not one"};
   }
-  if (cmd.check.requested && reads_stdin) {
-    return UsageError{"--check runs the input model too, which standard input cannot give a second time: give it as "
-                      "a file"};
+  if (cmd.check.runs_models() && reads_stdin) {
+    return UsageError{fmt::format("{} runs the input model too, which standard input cannot give a second time: give it "
+                                  "as a file", cmd.check.requested ? "--check" : "--repair")};
   }
   if (!cmd.inputs.empty()) cmd.job.input = cmd.inputs[0];
   if (convert && reads_stdin && (cmd.inputs.size() > 1 || !cmd.out_dir.empty())) {
@@ -328,7 +340,9 @@ class Runner {
       return kExitOk;
     }
     // Said before any work: a conversion the check cannot follow is not worth starting.
-    if (cmd_.check.requested && !host_.has_runtime()) return fail(options_error("{}", kNoRuntime));
+    if (cmd_.check.runs_models() && !host_.has_runtime()) {
+      return fail(options_error("{}", cmd_.check.repair ? kNoRuntimeToRepair : kNoRuntime));
+    }
     if (cmd_.name == "check") {
       host_.request_check(check_request("check", cmd_.inputs[0], cmd_.inputs[1], cmd_.check, cmd_.job.options, "",
                                         nullptr, cmd_.json).dump(false));
@@ -360,8 +374,8 @@ class Runner {
       host_.out(cmd_.json ? result->report_json : format_summary(result->report, input_name(cmd_.job.input), ""));
       return status;
     }
-    if (cmd_.check.requested) {
-      // The host runs the check, then writes the report out again with the check in it, and prints it.
+    if (cmd_.check.runs_models()) {
+      // The host repairs and runs the check, then writes the report out again with the check in it, and prints it.
       Json full = result->report.to_json();
       host_.request_check(check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
                                         cmd_.job.report_path, &full, cmd_.json).dump(false));

@@ -56,11 +56,38 @@ TEST_CASE("check request: the options the runtime needs, the report when convert
   o.input_shapes.push_back({"images", {1, 3, 64, 64}});
   Json bare = check_request("check", "a.onnx", "b.onnx", c, o, "", nullptr, true);
   CHECK(bare.dump(false) ==
-        R"({"command":"check","original":"a.onnx","candidate":"b.onnx","json":true,"options":{"inputShapes":{"images":[1,3,64,64]},"layerwise":true,"seed":3}})");
+        R"({"command":"check","original":"a.onnx","candidate":"b.onnx","json":true,"check":false,"options":{"inputShapes":{"images":[1,3,64,64]},"layerwise":true,"seed":3}})");
   Json report = Json::object().set("schema", "onnx-lattice-report/1");
   Json converting = check_request("convert", "a.onnx", "b.onnx", CheckFlags{}, Options{}, "r.json", &report);
   CHECK(converting.dump(false) ==
-        R"({"command":"convert","original":"a.onnx","candidate":"b.onnx","json":false,"options":{"inputShapes":{},"layerwise":false},"report":{"schema":"onnx-lattice-report/1"},"report_path":"r.json"})");
+        R"({"command":"convert","original":"a.onnx","candidate":"b.onnx","json":false,"check":false,"options":{"inputShapes":{},"layerwise":false},"report":{"schema":"onnx-lattice-report/1"},"report_path":"r.json"})");
+}
+
+TEST_CASE("check flags: samples, labels and an image's preprocessing; the repair and its calibration") {
+  CheckFlags c;
+  REQUIRE(parse("--inputs", "held/", c).value());
+  REQUIRE(parse("--labels", "labels.npy", c).value());
+  CHECK_FALSE(parse("--inputs", "", c));
+  CHECK_FALSE(parse("--labels", std::nullopt, c));
+  REQUIRE(parse("--image-scale", "0,2", c).value());
+  REQUIRE(parse("--image-resize", "pad", c).value());
+  REQUIRE(parse("--image-order", "bgr", c).value());
+  auto word = parse("--image-scale", "0,255", c);
+  REQUIRE_FALSE(word);
+  CHECK(word.error().message == "--image-scale takes 0,1, 0,2, -1,1, imagenet, not '0,255'");
+  CHECK_FALSE(parse("--image-resize", "crop", c));
+  CHECK_FALSE(parse("--image-order", "RGB", c));
+  CHECK(c.any_given());
+  CHECK_FALSE(c.runs_models());
+  REQUIRE(parse("--calibration", "a.npz", c).value());
+  REQUIRE(parse("--calibration", "b/", c).value());
+  CHECK_FALSE(parse("--calibration", std::nullopt, c));
+  CHECK_FALSE(c.runs_models());
+  REQUIRE(parse("--repair", std::nullopt, c).value());
+  CHECK(c.runs_models());
+  Json request = check_request("convert", "a.onnx", "b.onnx", c, Options{}, "", nullptr);
+  CHECK(request.dump(false) ==
+        R"({"command":"convert","original":"a.onnx","candidate":"b.onnx","json":false,"check":false,"options":{"inputShapes":{},"layerwise":false,"inputs":"held/","labels":"labels.npy","preprocessing":{"resize":"pad","scale":"0,2","order":"bgr"}},"repair":{"calibration":["a.npz","b/"]}})");
 }
 
 }  // namespace

@@ -107,8 +107,10 @@ test('every command\'s --help lists its flags, one line each', () => {
   const flags = {
     convert: ['-o, --output', '--report', '--json', '-d, --out-dir', '--reports', '--fail-on-unsupported', '--dry-run',
       '--quiet', '--external-data', '--inline', '--target', '--fixed-point', '--fold-bn', '--no-fold-bn', '--snap-weights',
-      '--only', '--skip', '--skip-match', '--input-shape', '--check', '--layerwise', '--seed', '--input-range', '--rtol', '--atol', '--', '-h, --help'],
-    check: ['--layerwise', '--seed', '--input-range', '--rtol', '--atol', '--input-shape', '--json', '--', '-h, --help'],
+      '--only', '--skip', '--skip-match', '--input-shape', '--check', '--repair', '--calibration', '--layerwise', '--seed', '--input-range', '--rtol', '--atol',
+      '--inputs', '--labels', '--image-resize', '--image-scale', '--image-order', '--', '-h, --help'],
+    check: ['--layerwise', '--seed', '--input-range', '--rtol', '--atol', '--inputs', '--labels', '--image-resize', '--image-scale', '--image-order',
+      '--input-shape', '--json', '--', '-h, --help'],
     inspect: ['--target', '--fixed-point', '--fold-bn', '--no-fold-bn', '--snap-weights', '--only', '--skip', '--skip-match', '--input-shape', '--fail-on-unsupported',
       '--json', '--', '-h, --help'],
     patterns: ['--json'],

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -13,7 +13,7 @@ import { chromium } from 'playwright-core';
 
 import { serve } from '../../scripts/serve.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
-import { CLIS, FIXTURES, ROOT, ZOO, fixture, scratch, stable } from './helpers.mjs';
+import { CLIS, FIXTURES, ROOT, TRAINED, ZOO, fixture, scratch, stable } from './helpers.mjs';
 
 const SITE = join(ROOT, 'build/web');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -1330,6 +1330,55 @@ test('a model with a dynamic batch asks for its size before the check, and check
   assert.equal(result.convertedRuns, 'true', result.text);
   const { check } = await pageReport(page);
   assert.equal(check.converted.outputs[0].shape_original[0], 2, 'the batch of two was run');
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+test('the page checks a trained model on picked images, with the Lattice scale, as the Node CLI does on the same samples', async () => {
+  const model = join(TRAINED, 'digits.onnx');
+  const folder = join(TRAINED, 'heldout_png');
+  const images = readdirSync(folder).sort().map((f) => join(folder, f));
+  const { page, context, consoleErrors } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', model);
+  await waitDone(page);
+  assert.ok(await page.isHidden('[data-testid="image-options"]'), 'no image choices without images');
+  await page.setInputFiles('[data-testid="data-input"]', images);
+  assert.equal(await page.textContent('[data-testid="data-chosen"]'), `Samples: ${images.length} images.`);
+  assert.ok(await page.isVisible('[data-testid="image-options"]'));
+  await page.selectOption('[data-testid="image-scale"]', '0,2');
+  const result = await runCheckInPage(page);
+  assert.equal(result.foldPass, 'true', result.text);
+  const { check } = await pageReport(page);
+  const logits = check.converted.outputs[0];
+  assert.equal(check.converted.inputs.samples, images.length);
+  assert.deepEqual(check.converted.inputs.preprocessing, { resize: 'stretch', scale: '0,2', order: 'rgb', channels: 1, layout: 'nchw', height: 32, width: 32 });
+  // The Node CLI's figure on the same folder, and on the same samples as numpy wrote them.
+  const converted = join(dir, 'digits.lattice.onnx');
+  assert.equal(CLIS.node(['convert', model, '-o', converted, '--quiet']).status, 0);
+  const node = await api.check(model, converted, { inputs: folder, preprocessing: { scale: '0,2' } });
+  assert.equal(logits.top1_agreement, node.outputs[0].top1_agreement);
+  assert.ok(logits.top1_agreement < 0.5, `the default conversion decides differently (${logits.top1_agreement})`);
+  assert.match(result.text, new RegExp(`output 'logits' decides as the original on ${(100 * logits.top1_agreement).toFixed(1)} % of ${images.length} samples of ${images.length} images`));
+  assert.match(result.text, /samples of 64 images in 2 batches \(image 32×1×32×32\); images stretched to 32×32, scaled to 0,2, RGB/);
+
+  // An .npz with labels: both accuracies, the Node API's.
+  await page.click('[data-testid="data-clear"]');
+  assert.equal(await page.textContent('[data-testid="data-chosen"]'), 'No samples: random inputs.');
+  await page.setInputFiles('[data-testid="data-input"]', join(TRAINED, 'heldout.npz'));
+  await runCheckInPage(page);
+  const npz = (await pageReport(page)).check.converted.outputs[0];
+  const nodeNpz = (await api.check(model, converted, { inputs: join(TRAINED, 'heldout.npz') })).outputs[0];
+  assert.equal(npz.top1_agreement, nodeNpz.top1_agreement);
+  assert.deepEqual(npz.accuracy, nodeNpz.accuracy);
+  assert.ok(npz.accuracy.original > 0.97);
+
+  // A file the browser cannot decode is named, and nothing runs.
+  const fake = join(dir, 'fake.png');
+  writeFileSync(fake, 'not an image');
+  await page.setInputFiles('[data-testid="data-input"]', fake);
+  const bad = await runCheckInPage(page);
+  assert.equal(bad.foldPass, undefined);
+  assert.match(bad.text, /The check could not run: fake\.png: this browser cannot decode the image/);
   assert.deepEqual(consoleErrors, []);
   await context.close();
 });

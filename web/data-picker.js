@@ -1,0 +1,55 @@
+// The check panel's samples: files picked, dropped or taken from a folder, kept as File objects
+// (nothing is read here: the check's worker reads them when "Check" is pressed), and the choices
+// that turn images into tensors. The page's first load carries only this; the readers load with
+// the check.
+const IMAGE = /\.(png|jpe?g|webp)$/i;
+const ARRAY = /\.(npy|npz)$/i;
+
+// What the check will be fed, in words: "64 images, labels.npy" or "No samples: random inputs."
+function summary(files) {
+  if (!files.length) return 'No samples: random inputs.';
+  const images = files.filter((f) => IMAGE.test(f.name)).length;
+  const arrays = files.filter((f) => ARRAY.test(f.name)).map((f) => f.name);
+  const parts = [];
+  if (images) parts.push(`${images} image${images === 1 ? '' : 's'}`);
+  if (arrays.length) parts.push(arrays.length > 3 ? `${arrays.length} arrays` : arrays.join(', '));
+  return `Samples: ${parts.join(', ')}.`;
+}
+
+export function dataPicker({ input, folder, drop, chosen, clear, imageOptions, resize, scale, order, range }) {
+  let files = [];
+  const show = () => {
+    chosen.textContent = summary(files);
+    clear.hidden = !files.length;
+    imageOptions.hidden = !files.some((f) => IMAGE.test(f.name));
+  };
+  // Sorted by path: a folder's samples keep their order in every browser and in the Node CLI.
+  const take = (list) => {
+    const path = (f) => f.webkitRelativePath || f.name;
+    files = [...list].filter((f) => IMAGE.test(f.name) || ARRAY.test(f.name)).sort((a, b) => (path(a) < path(b) ? -1 : path(a) > path(b) ? 1 : 0));
+    const left = list.length - files.length;
+    show();
+    if (left) chosen.textContent += ` ${left} other file${left === 1 ? ' was' : 's were'} left out (not an image, .npy or .npz).`;
+  };
+  input.addEventListener('change', () => take(input.files));
+  folder.addEventListener('change', () => take(folder.files));
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    take(e.dataTransfer.files);
+  });
+  clear.addEventListener('click', () => {
+    files = [];
+    input.value = '';
+    folder.value = '';
+    show();
+  });
+  show();
+  return {
+    // {files, preprocessing} for the check's worker, or null for random inputs.
+    samples: () => (files.length ? { files, preprocessing: { resize: resize.value, scale: scale.value, order: order.value } } : null),
+    inputRange: () => range.value.split(',').map(Number),
+  };
+}
