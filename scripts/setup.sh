@@ -2,7 +2,7 @@
 # Installs everything onnx-lattice needs on a fresh Debian 12 machine, idempotently.
 # Third-party downloads and builds live in $ONNX_LATTICE_CACHE (outside git) and are reused.
 #   scripts/setup.sh            build toolchain (emscripten, protobuf, fmt, catch2) + wasm protobuf-lite
-#   scripts/setup.sh --test     also the test tools (chromium, python3-torch/onnx/numpy/pil, npm dev packages,
+#   scripts/setup.sh --test     also the test tools (chromium, python3-torch/onnx/numpy/pil/sklearn, npm dev packages,
 #                               clang and libFuzzer)
 #   scripts/setup.sh --fuzz     the build toolchain plus clang and libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
@@ -13,7 +13,7 @@ want_test=0 want_fuzz=0
 [[ "${1:-}" == "--fuzz" ]] && want_fuzz=1
 
 apt_packages=(emscripten protobuf-compiler libprotobuf-dev libfmt-dev catch2 cmake make g++ pkg-config)
-(( want_test )) && apt_packages+=(chromium python3-torch python3-torchvision python3-onnx python3-numpy python3-pil)
+(( want_test )) && apt_packages+=(chromium python3-torch python3-torchvision python3-onnx python3-numpy python3-pil python3-sklearn)
 (( want_fuzz )) && apt_packages+=(clang libclang-rt-dev)
 
 missing=()

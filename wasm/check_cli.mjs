@@ -91,8 +91,15 @@ export async function runCheckRequest(request, host) {
     // each against the input.
     const conversion = request.report;
     const repair = request.repair ? { calibration: request.repair.calibration, check: request.check } : undefined;
-    const result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair },
-      { ...options, conversion });
+    let result;
+    try {
+      result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair },
+        { ...options, conversion });
+    } catch (e) {
+      // Without its repair, the converted model is not what was asked for: nothing stays written.
+      if (repair) for (const path of [...(request.written ?? []), ...(request.report_path && request.report_path !== '-' ? [request.report_path] : [])]) rmSync(path, { force: true });
+      throw e;
+    }
     if (result.repair) {
       // The repaired model replaces the converted one whole, as the report does.
       writeWhole(request.candidate, result.repaired);

@@ -74,7 +74,8 @@ function unchanged(values, target, { rtol, atol }) {
 
 // Refits the converted model's layers on `samples` ({feeds, samples, source, preprocessing?}).
 // `original` and `converted`: {bytes, externalData, description}; `module`: the converter's
-// (fitLayer, setLayerWeights). Returns {bytes, report} with the repaired model's bytes.
+// (fitLayer, setLayerWeights; either may return a promise: the page's are calls to the worker that
+// holds the module). Returns {bytes, report} with the repaired model's bytes.
 export async function repairModel(runtime, module, original, converted, conversion, samples, options = {}, onProgress = () => {}, signal) {
   const { ridge, maxRows, seed } = { ...REPAIR_DEFAULTS, ...options };
   const tolerance = { rtol: options.rtol ?? 1e-4, atol: options.atol ?? 1e-5 };
@@ -105,12 +106,12 @@ export async function repairModel(runtime, module, original, converted, conversi
       layers.push({ ...entry, refitted: false, reason: 'unchanged within the tolerance' });
       continue;
     }
-    const fit = module.fitLayer({
+    const fit = await module.fitLayer({
       op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
       input: { data: seen[layer.input].data, dims: seen[layer.input].dims },
       target: { data: target, dims: targets[layer.target].dims }, ridge, maxRows, seed,
     });
-    bytes = module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
+    bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
     layers.push({ ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter });
   }
   // Each refit layer's change after all fits, measured on the repaired model.

@@ -377,8 +377,11 @@ class Runner {
     if (cmd_.check.runs_models()) {
       // The host repairs and runs the check, then writes the report out again with the check in it, and prints it.
       Json full = result->report.to_json();
-      host_.request_check(check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
-                                        cmd_.job.report_path, &full, cmd_.json).dump(false));
+      Json request = check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
+                                   cmd_.job.report_path, &full, cmd_.json);
+      // A repair that fails takes these back: the user asked for a repaired model, not this one.
+      request.set("written", Json::array_of(result->files));
+      host_.request_check(request.dump(false));
     } else if (cmd_.job.report_path == "-" || cmd_.json) {
       host_.out(result->report_json);
     }

@@ -1,5 +1,6 @@
 // The npm package on its own: `npm pack`, installed from the tarball into an empty project (no
-// registry: it has no dependencies), its README's example run there, from `import` and `require`.
+// registry: its three pure-JavaScript dependencies come from the npm cache that setup.sh's
+// `npm ci` filled), its README's example run there, from `import` and `require`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';

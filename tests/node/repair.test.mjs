@@ -1,0 +1,115 @@
+// Repair on a CNN trained on real handwritten digits during the test set-up (make_trained.py): the
+// default Lattice conversion takes its held-out accuracy to chance; refitting the rewritten layers
+// on at most 128 calibration samples (from the training split) must bring it back within 2 points
+// of the original's on the 400 held-out samples the fit never saw. Accuracy is recomputed here
+// with onnxruntime-node directly, not taken from the check.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import ort from 'onnxruntime-node';
+
+import { createConverter } from '../../wasm/index.mjs';
+import { CLIS, TRAINED, scratch } from './helpers.mjs';
+
+const lattice = await createConverter();
+const dir = scratch();
+const MODEL = join(TRAINED, 'digits.onnx');
+
+function raw(npy, TypedArray) {
+  const out = join(dir, `${npy}.bin`);
+  const r = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys; numpy.load(sys.argv[1]).tofile(sys.argv[2])', join(TRAINED, npy), out], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const bytes = readFileSync(out);
+  return new TypedArray(bytes.buffer, bytes.byteOffset, bytes.byteLength / TypedArray.BYTES_PER_ELEMENT);
+}
+const images = raw('heldout.npy', Float32Array);
+const labels = Array.from(raw('heldout_labels.npy', BigInt64Array), Number);
+
+// Held-out accuracy of a model (path or bytes), all samples in one run.
+async function accuracy(model) {
+  const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
+  const { logits } = await session.run({ image: new ort.Tensor('float32', images, [labels.length, 1, 32, 32]) });
+  await session.release();
+  let right = 0;
+  for (let i = 0; i < labels.length; ++i) {
+    const row = logits.data.subarray(i * 10, i * 10 + 10);
+    if (row.indexOf(Math.max(...row)) === labels[i]) right += 1;
+  }
+  assert.ok(logits.data.every(Number.isFinite), 'every logit finite');
+  return right / labels.length;
+}
+
+const original = await accuracy(MODEL);
+
+test('convert --repair --calibration: held-out accuracy within 2 points of the original\'s; the report says what was refitted', async () => {
+  const out = join(dir, 'repaired.onnx'), report = join(dir, 'repaired.json');
+  const r = CLIS.node(['convert', MODEL, '-o', out, '--report', report, '--repair', '--calibration', join(TRAINED, 'calibration.npy'),
+    '--check', '--inputs', join(TRAINED, 'heldout.npz')]);
+  assert.equal(r.status, 0, r.stderr);
+  const repaired = await accuracy(out);
+  assert.ok(repaired >= original - 0.02, `held-out accuracy ${repaired} against the original's ${original}`);
+  const { repair, check } = JSON.parse(readFileSync(report, 'utf8'));
+  assert.equal(repair.data.source, 'calibration.npy');
+  assert.equal(repair.data.samples, 128);
+  const refitted = repair.layers.filter((l) => l.refitted);
+  assert.ok(refitted.length >= 4, `${refitted.length} layers refitted`);
+  for (const l of refitted) assert.ok(l.after.rel < l.before.rel, `${l.node}: ${l.before.rel} → ${l.after.rel}`);
+  // A layer a rewrite made (the SPPF chains) takes the pool it replaces as its target.
+  assert.ok(refitted.some((l) => l.match_id?.startsWith('LatticeSPPFMaxPoolPattern')), 'the SPPF convs are refitted');
+  // The check ran on the repaired model, on the held-out samples: its figures are this test's.
+  const logits = check.converted.outputs[0];
+  assert.equal(logits.accuracy.candidate, repaired);
+  assert.equal(check.converted.inputs.source, 'heldout.npz');
+  assert.match(r.stdout, /^repair: \d+ layers refitted on calibration\.npy in \d+ ms$/m);
+  assert.match(r.stdout, /^check: output 'logits' decides as the original on (9\d|100)\.\d % of 400 samples/m);
+});
+
+test('without --inputs, the check after a repair takes the calibration\'s last quarter, which the fit did not see', () => {
+  const out = join(dir, 'split.onnx'), report = join(dir, 'split.json');
+  const r = CLIS.node(['convert', MODEL, '-o', out, '--report', report, '--repair', '--calibration', join(TRAINED, 'calibration.npy'), '--check']);
+  assert.equal(r.status, 0, r.stderr);
+  const { repair, check } = JSON.parse(readFileSync(report, 'utf8'));
+  assert.equal(repair.data.samples, 96);
+  assert.equal(check.converted.inputs.samples, 32);
+  assert.match(check.converted.inputs.source, /held out from the repair/);
+});
+
+test('the API: repair() gives the repaired bytes; random inputs say they make a weaker repair; one sample or constant images stay finite', async () => {
+  const converted = join(dir, 'plain.onnx');
+  assert.equal(CLIS.node(['convert', MODEL, '-o', converted, '--quiet']).status, 0);
+  const fitted = await lattice.repair(MODEL, converted, { calibration: join(TRAINED, 'calibration.npy') });
+  assert.ok(await accuracy(fitted.model) >= original - 0.02);
+  const random = await lattice.repair(MODEL, converted);
+  assert.match(random.report.data.note, /random inputs/);
+  assert.equal(random.report.data.samples, 32);
+  await accuracy(random.model);  // finite logits
+  const one = await lattice.repair(MODEL, converted, { calibration: { image: { data: images.slice(0, 1024), dims: [1, 1, 32, 32] } } });
+  await accuracy(one.model);
+  const flat = await lattice.repair(MODEL, converted, { calibration: { image: { data: new Float32Array(8 * 1024).fill(1), dims: [8, 1, 32, 32] } } });
+  await accuracy(flat.model);
+});
+
+test('an aborted repair returns nothing; a repair that fails leaves no file', async () => {
+  const converted = join(dir, 'plain.onnx');
+  const controller = new AbortController();
+  const pending = lattice.repair(MODEL, converted, {
+    calibration: join(TRAINED, 'calibration.npy'), signal: controller.signal,
+    onProgress: ({ stage }) => { if (stage.startsWith('fitting')) controller.abort(); },
+  });
+  await assert.rejects(pending, { code: 'ERR_ONNX_LATTICE_ABORTED', name: 'AbortError' });
+  const out = join(dir, 'failed.onnx'), report = join(dir, 'failed.json');
+  const bad = join(dir, 'bad.npy');
+  writeFileSync(bad, 'not numpy');
+  const r = CLIS.node(['convert', MODEL, '-o', out, '--report', report, '--repair', '--calibration', bad]);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /bad\.npy: not a \.npy file/);
+  assert.ok(!existsSync(out) && !existsSync(report), 'nothing written stays');
+  // The native CLI has no runtime: it says so before converting anything.
+  const native = CLIS.native(['convert', MODEL, '-o', out, '--repair']);
+  assert.equal(native.status, 2);
+  assert.match(native.stderr, /--repair runs both models in onnxruntime/);
+  assert.ok(!existsSync(out));
+});
