@@ -51,7 +51,7 @@ Result<LayerFit> fit(const FitRequest& r) {
 
   LayerFit out;
   out.rows = positions.size();
-  out.weights.resize(g.weight_count());
+  out.weights.resize(static_cast<size_t>(g.weight_count()));
   out.bias.resize(static_cast<size_t>(g.out_channels));
   double before = 0, after = 0, spread = 0;
   for (int64_t group = 0; group < g.group; ++group) {

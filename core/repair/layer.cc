@@ -1,40 +1,63 @@
 #include "core/repair/layer.h"
 
-#include <fmt/ranges.h>
+#include <algorithm>
 
-#include "core/onnx/attributes.h"
+#include <fmt/ranges.h>
 
 namespace lattice::repair {
 namespace {
 
 std::string dims_text(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
 
-// Dimensions a fit indexes must be positive numbers, and their product must stay far from
-// overflow (2^40 elements is beyond any heap this runs in).
+// Dimensions a fit indexes must be positive numbers, and their product must be an index even in
+// 32-bit WebAssembly (2^31 float elements are 8 GiB, twice its heap).
 Status check_dims(const std::vector<int64_t>& dims, std::string_view what) {
   double product = 1;
   for (int64_t d : dims) {
     if (d <= 0) return options_error("the {} dims {} must all be positive", what, dims_text(dims));
     product *= static_cast<double>(d);
   }
-  if (product > 0x1p40) return options_error("the {} dims {} hold too many elements", what, dims_text(dims));
+  if (product > 0x1p31) return options_error("the {} dims {} hold too many elements", what, dims_text(dims));
   return ok_status();
 }
 
-// The Conv node the spec describes, so that window_of resolves kernel, strides, pads and auto_pad
-// exactly as the conversion's patterns do.
-onnx::NodeProto conv_node(const LayerSpec& spec) {
-  onnx::NodeProto node;
-  node.set_op_type("Conv");
-  if (!spec.kernel_shape.empty()) attr::set_ints(node, "kernel_shape", spec.kernel_shape);
-  if (!spec.strides.empty()) attr::set_ints(node, "strides", spec.strides);
-  if (!spec.pads.empty()) attr::set_ints(node, "pads", spec.pads);
-  if (!spec.dilations.empty()) attr::set_ints(node, "dilations", spec.dilations);
-  auto* a = node.add_attribute();
-  a->set_name("auto_pad");
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(spec.auto_pad);
-  return node;
+// The window of a 2-D Conv, auto_pad resolved, as core/graph/window.cc's window_of resolves it for
+// the conversion: computed here from the spec's values rather than from a NodeProto, so the fit
+// (its own WebAssembly module, loaded only when a repair runs) links no protobuf.
+Result<Window> conv_window(const LayerSpec& spec, const std::vector<int64_t>& in, const std::vector<int64_t>& w) {
+  Window win;
+  win.kernel = {w[2], w[3]};
+  win.strides = spec.strides.empty() ? std::vector<int64_t>{1, 1} : spec.strides;
+  win.dilations = spec.dilations.empty() ? std::vector<int64_t>{1, 1} : spec.dilations;
+  win.pads = spec.pads.empty() ? std::vector<int64_t>{0, 0, 0, 0} : spec.pads;
+  win.auto_pad = spec.auto_pad;
+  bool valid = win.strides.size() == 2 && win.dilations.size() == 2 && win.pads.size() == 4;
+  for (size_t i = 0; valid && i < 2; ++i) valid = win.strides[i] > 0 && win.dilations[i] > 0;
+  if (!valid) {
+    return options_error("strides {}, dilations {} and pads {} do not describe a 2-D window (2, 2 and 4 values, strides "
+                         "and dilations positive)",
+                         dims_text(spec.strides), dims_text(spec.dilations), dims_text(spec.pads));
+  }
+  if (win.auto_pad == "VALID") win.pads.assign(4, 0);
+  if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") {
+    // out = ceil(in / stride); the odd pad goes to the end (UPPER) or the beginning (LOWER).
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t out = (in[i + 2] + win.strides[i] - 1) / win.strides[i];
+      int64_t extent = (win.kernel[i] - 1) * win.dilations[i] + 1;
+      int64_t total = std::max<int64_t>(0, (out - 1) * win.strides[i] + extent - in[i + 2]);
+      int64_t small = total / 2, large = total - small;
+      win.pads[i] = win.auto_pad == "SAME_UPPER" ? small : large;
+      win.pads[i + 2] = win.auto_pad == "SAME_UPPER" ? large : small;
+    }
+  }
+  return win;
+}
+
+// floor((in + pads - extent) / stride) + 1, or 0 when the kernel does not fit the padded input.
+int64_t conv_output(const Window& w, size_t axis, int64_t in) {
+  int64_t extent = (w.kernel[axis] - 1) * w.dilations[axis] + 1;
+  int64_t span = in + w.pads[axis] + w.pads[axis + 2] - extent;
+  return span < 0 ? 0 : span / w.strides[axis] + 1;
 }
 
 Result<LayerGeometry> conv_geometry(const LayerSpec& spec, const std::vector<int64_t>& in,
@@ -78,17 +101,12 @@ Result<LayerGeometry> conv_geometry(const LayerSpec& spec, const std::vector<int
   if (!spec.kernel_shape.empty() && (spec.kernel_shape[0] != w[2] || spec.kernel_shape[1] != w[3])) {
     return options_error("kernel_shape {} is not the weight's {}", dims_text(spec.kernel_shape), dims_text(w));
   }
-  Shape input_shape(in.begin(), in.end()), weight_shape(w.begin(), w.end());
-  auto window = window_of(conv_node(spec), &input_shape, &weight_shape);
-  if (!window) {
-    return options_error("strides {}, dilations {} and pads {} do not describe a 2-D window (2, 2 and 4 positive values, "
-                         "pads not negative)",
-                         dims_text(spec.strides), dims_text(spec.dilations), dims_text(spec.pads));
-  }
+  auto window = conv_window(spec, in, w);
+  if (!window) return window.error();
   g.window = *window;
   g.out_channels = w[0];
-  g.out_height = window_output(g.window, 0, g.height);
-  g.out_width = window_output(g.window, 1, g.width);
+  g.out_height = conv_output(g.window, 0, g.height);
+  g.out_width = conv_output(g.window, 1, g.width);
   if (g.out_height <= 0 || g.out_width <= 0) {
     return options_error("the window does not fit the input {}: the kernel is larger than the padded input",
                          dims_text(in));

@@ -15,11 +15,11 @@ uint64_t splitmix64(uint64_t& state) {
 std::vector<uint64_t> sample_positions(uint64_t total, uint64_t count, uint64_t seed) {
   std::vector<uint64_t> out;
   if (count >= total) {
-    out.resize(total);
-    for (uint64_t t = 0; t < total; ++t) out[t] = t;
+    out.resize(static_cast<size_t>(total));
+    for (uint64_t t = 0; t < total; ++t) out[static_cast<size_t>(t)] = t;
     return out;
   }
-  out.reserve(count);
+  out.reserve(static_cast<size_t>(count));
   uint64_t state = seed;
   for (uint64_t t = 0; t < total && out.size() < count; ++t) {
     // u uniform in [0, 1) from the top 53 bits; position t is taken with probability
@@ -38,8 +38,8 @@ void add_rows(NormalEquations& eq, const LayerGeometry& g, int64_t group, std::s
     const size_t k = static_cast<size_t>(g.columns), m = static_cast<size_t>(g.outputs);
     for (uint64_t pos : positions) {
       auto row = eq.next_row();
-      const float* x = in + pos * k;
-      const float* y = tg + pos * m;
+      const float* x = in + static_cast<size_t>(pos) * k;
+      const float* y = tg + static_cast<size_t>(pos) * m;
       for (size_t i = 0; i < k; ++i) row.x[i * row.stride] = x[i];
       for (size_t i = 0; i < m; ++i) row.y[i * row.stride] = y[i];
     }
@@ -57,21 +57,21 @@ void add_rows(NormalEquations& eq, const LayerGeometry& g, int64_t group, std::s
     auto row = eq.next_row();
     double* x = row.x;
     const size_t stride = row.stride;
-    const float* image = in + (n * g.channels + group * cg) * hw;
+    const float* image = in + static_cast<size_t>((n * g.channels + group * cg) * hw);
     for (int64_t c = 0; c < cg; ++c) {
-      const float* plane = image + c * hw;
+      const float* plane = image + static_cast<size_t>(c * hw);
       for (int64_t ky = 0; ky < kh; ++ky) {
         const int64_t iy = oy * sh - top + ky * dh;
         const bool row_inside = iy >= 0 && iy < g.height;
         for (int64_t kx = 0; kx < kw; ++kx) {
           const int64_t ix = ox * sw - left + kx * dw;
-          *x = row_inside && ix >= 0 && ix < g.width ? static_cast<double>(plane[iy * g.width + ix]) : 0.0;
+          *x = row_inside && ix >= 0 && ix < g.width ? static_cast<double>(plane[static_cast<size_t>(iy * g.width + ix)]) : 0.0;
           x += stride;
         }
       }
     }
-    const float* y = tg + (n * g.out_channels + group * mg) * out_hw + rest;
-    for (int64_t m = 0; m < mg; ++m) row.y[static_cast<size_t>(m) * stride] = y[m * out_hw];
+    const float* y = tg + static_cast<size_t>((n * g.out_channels + group * mg) * out_hw + rest);
+    for (int64_t m = 0; m < mg; ++m) row.y[static_cast<size_t>(m) * stride] = y[static_cast<size_t>(m * out_hw)];
   }
 }
 
