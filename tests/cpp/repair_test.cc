@@ -246,6 +246,18 @@ TEST_CASE("rank-deficient and tiny sets give finite, bounded fits", "[repair]") 
     for (double v : fit->weights) REQUIRE(std::abs(v) < 10);
     REQUIRE(fit->residual < 1e-3);
   }
+  SECTION("nearly collinear features with ridge 0: a pivot that lost ten digits raises the penalty") {
+    std::vector<double> x, y;
+    auto base = random_values(30, 13), wiggle = random_values(30, 14), noise = random_values(30, 15);
+    for (size_t r = 0; r < 30; ++r) {
+      x.insert(x.end(), {base[r], base[r] + 1e-7 * wiggle[r]});
+      y.push_back(3 * base[r] + 0.1 * noise[r]);
+    }
+    auto fit = ridge_fit(x, y, 30, 2, 1, 0);
+    REQUIRE(fit.ok());
+    REQUIRE(fit->lambda > 0);
+    for (double v : fit->weights) REQUIRE(std::abs(v) < 10);
+  }
   SECTION("fewer rows than features with the default ridge") {
     auto x = random_values(3 * 40, 11), y = random_values(3 * 2, 12);
     auto fit = ridge_fit(x, y, 3, 40, 2);
