@@ -21,6 +21,8 @@ cmake --build "$ROOT/build/wasm" -j"$jobs"
 # The npm package carries the module; a nested package.json marks the emscripten loader CommonJS.
 mkdir -p "$ROOT/wasm/dist"
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/wasm/dist/"
+# Repair's fit, a module of its own (CMakeLists.txt: onnx_lattice_fit_wasm).
+cp "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" "$ROOT/wasm/dist/"
 echo '{ "type": "commonjs" }' > "$ROOT/wasm/dist/package.json"
 # The package carries the repository's licence (npm packs only files inside wasm/).
 cp "$ROOT/LICENSE" "$ROOT/wasm/LICENSE"
@@ -29,6 +31,8 @@ log "assembling build/web"
 rm -rf "$ROOT/build/web" && mkdir -p "$ROOT/build/web"
 if [[ -d "$ROOT/web" ]] && compgen -G "$ROOT/web/*" >/dev/null; then cp -r "$ROOT"/web/* "$ROOT/build/web/"; fi
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/build/web/"
+# Loaded by the page only when a repair runs; not part of the first load.
+cp "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" "$ROOT/build/web/"
 cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
 # The graph view's layout library: its browser build, from node_modules (installed by setup.sh).
 cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"

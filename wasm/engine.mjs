@@ -7,12 +7,20 @@ import { fsHost } from './fs_host.mjs';
 
 const require = createRequire(import.meta.url);
 const factory = require('./dist/onnx_lattice.js');
+const fitFactory = require('./dist/onnx_lattice_fit.js');
 
 // The emscripten loader of this toolchain fetch()es its .wasm, which Node cannot do for a file
 // path: hand it the bytes instead.
 export async function loadModule() {
   const wasmBinary = readFileSync(new URL('./dist/onnx_lattice.wasm', import.meta.url));
   return factory({ wasmBinary, printErr: () => {} });
+}
+
+// Repair's fit (fitLayer, fitBytes): a module of its own, without protobuf, which the page loads
+// only when a repair runs (wasm/fit_bindings.cc).
+export async function loadFitModule() {
+  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_fit.wasm', import.meta.url));
+  return fitFactory({ wasmBinary, printErr: () => {} });
 }
 
 // An Error whose `code` says what kind of error it is (index.d.ts, ErrorCode), with the file
@@ -111,7 +119,9 @@ const unknownOption = (key) => `unknown option '${key}'`;
 // `host`: the file system convertFile works on (fs_host.mjs; the worker's adds cancellation).
 export async function createEngine({ host = fsHost } = {}) {
   const module = await loadModule();
+  const fitModule = await loadFitModule();
   const state = { broken: null };
+  const fitState = { broken: null };
   const convert = (bytes, options = {}) => {
     const input = toBytes(bytes);
     let onProgress;
@@ -156,6 +166,25 @@ export async function createEngine({ host = fsHost } = {}) {
       if (typeof result !== 'string') throw thrown(result);
       onProgress?.({ stage: 'done', fraction: 1 });
       return JSON.parse(result);
+    },
+    // Repair's core (core/repair/): the fit of one layer from activations onnxruntime computed,
+    // the bytes such a fit needs (to refuse a layer before running anything), and the new weights
+    // written into a model. Synchronous: each is one call into the module.
+    fitLayer: (spec) => {
+      const result = guard(fitState, () => fitModule.fitLayer(spec));
+      if (result.error !== undefined) throw thrown(result);
+      return result;
+    },
+    fitBytes: (spec) => {
+      const result = guard(fitState, () => fitModule.fitBytes(spec));
+      if (typeof result !== 'number') throw thrown(result);
+      return result;
+    },
+    setLayerWeights: (bytes, layers) => {
+      const input = toBytes(bytes);
+      const result = guard(state, () => module.setLayerWeights(input, layers));
+      if (!(result instanceof Uint8Array)) throw thrown(result);
+      return result;
     },
     patterns: () => JSON.parse(module.catalogue()),
     hardware: () => JSON.parse(module.hardware()),

@@ -439,6 +439,41 @@ export interface Converter {
   close(): Promise<void>;
 }
 
+/** A Conv's or Gemm's activations for a repair's refit of it (core/repair/fit_layer.h): the
+ *  repaired model's input to the layer and the original model's tensor it should reproduce. */
+export interface LayerFitSpec {
+  op: 'Conv' | 'Gemm';
+  /** ONNX's attribute names and defaults; 2-D Conv only; Gemm with alpha = beta = 1, transA 0. */
+  attributes?: {
+    kernel_shape?: number[]; strides?: number[]; pads?: number[]; dilations?: number[]; group?: number;
+    auto_pad?: 'NOTSET' | 'VALID' | 'SAME_UPPER' | 'SAME_LOWER'; transA?: 0 | 1 | boolean; transB?: 0 | 1 | boolean;
+    alpha?: number; beta?: number;
+  };
+  /** Conv [M, C/group, kh, kw]; Gemm [K, M], or [M, K] with transB. */
+  weightShape: number[];
+  /** Conv [N, C, H, W], Gemm [N, K] (fitBytes reads only the dims). */
+  input: { data?: Float32Array; dims: number[] };
+  /** Conv [N, M, Ho, Wo], Gemm [N, M]. */
+  target: { data?: Float32Array; dims: number[] };
+  /** The layer's weights now (a bias absent is zeros): the fit then reports residualBefore. */
+  current?: { weights: Float32Array; bias?: Float32Array };
+  /** lambda = ridge * mean(diag(Cxx)); default 1e-3. */
+  ridge?: number;
+  /** Output positions fitted per group; more are sampled (seeded). Default 16384. */
+  maxRows?: number;
+  seed?: number;
+}
+
+export interface LayerFit {
+  weights: Float32Array;
+  bias: Float32Array;
+  /** Positions fitted per group. */
+  rows: number;
+  /** ||output - target|| / ||target - its mean||, with the current weights and with the new ones. */
+  residualBefore?: number;
+  residualAfter: number;
+}
+
 /** createSyncConverter(): the same calls, run on the calling thread, returning their results (a
  *  call blocks the thread for as long as it works). No `signal`; onProgress is called during the call. */
 export interface SyncConverter {
@@ -452,6 +487,14 @@ export interface SyncConverter {
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
   patterns(): Catalogue;
   hardware(): Hardware;
+  /** Repair's core: one layer's ridge refit from its activations. */
+  fitLayer(spec: LayerFitSpec): LayerFit;
+  /** The WebAssembly heap bytes fitLayer needs for such a spec (dims only). */
+  fitBytes(spec: LayerFitSpec): number;
+  /** The model with new weights and biases for the Conv / Gemm nodes labelled `node`. The model
+   *  must hold its data inline. */
+  setLayerWeights(model: Uint8Array | ArrayBuffer,
+                  layers: { node: string; weights: Float32Array; bias: Float32Array }[]): Uint8Array;
   version: string;
 }
 
