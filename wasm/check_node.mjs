@@ -48,9 +48,12 @@ export function runCheck({ original, candidate, twin = false, repair }, options 
   }
   const aborted = () => Object.assign(coded('the operation was aborted', 'ERR_ONNX_LATTICE_ABORTED'), { name: 'AbortError', cause: signal.reason });
   if (signal?.aborted) return Promise.reject(aborted());
+  // Set on abort and read by the worker between steps: ending a worker while onnxruntime-node
+  // runs in it takes the whole process down, so the worker stops itself.
+  const stop = new Int32Array(new SharedArrayBuffer(4));
   let workerData;
   try {
-    workerData = { original: sourceOf(original, 'original'), candidate: candidate === undefined ? undefined : sourceOf(candidate, 'candidate'), twin, repair, options: rest };
+    workerData = { original: sourceOf(original, 'original'), candidate: candidate === undefined ? undefined : sourceOf(candidate, 'candidate'), twin, repair, options: rest, stop };
   } catch (e) {
     return Promise.reject(e);
   }
@@ -64,12 +67,12 @@ export function runCheck({ original, candidate, twin = false, repair }, options 
     });
     worker.on('error', (e) => { if (!settled) { settled = true; reject(coded(`the check stopped: ${e.message}`, 'ERR_ONNX_LATTICE_CHECK')); } });
     worker.on('exit', (status) => { if (!settled) reject(coded(`the check stopped (exit ${status})`, 'ERR_ONNX_LATTICE_CHECK')); });
-    // Ending the worker ends the runtime's work at once; nothing has been written (the caller
-    // writes only what a finished run hands back).
+    // The promise rejects at once; the worker stops at its next step and its result is dropped.
+    // Nothing has been written (the caller writes only what a finished run hands back).
     signal?.addEventListener('abort', () => {
       if (settled) return;
       settled = true;
-      worker.terminate();
+      Atomics.store(stop, 0, 1);
       reject(aborted());
     }, { once: true });
   });

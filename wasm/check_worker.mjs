@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { checkCandidates } from './check.mjs';
-import { joinParts, loadModule } from './engine.mjs';
+import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
 
 const post = (message) => parentPort.postMessage(message);
@@ -93,10 +93,13 @@ function twinOptions(conversion) {
 }
 
 try {
-  const { original, candidate, twin, repair, options } = workerData;
+  const { original, candidate, twin, repair, options, stop } = workerData;
+  const signal = { get aborted() { return Atomics.load(stop, 0) === 1; } };
   const onProgress = (stage, fraction) => post({ type: 'progress', stage, fraction });
   const ort = await runtime();
-  const module = await loadModule();
+  // The converter (its raw module describes and converts; the engine holds the repair's fit).
+  const engine = await createEngine();
+  const module = engine._module;
   const reference = modelFrom(module, original, 'original');
   // The original runs once for both comparisons. The twin is the original converted again with
   // the conversion's options; its own report names the folds behind its tensors. Folds are exact
@@ -126,7 +129,7 @@ try {
     // does not see: a figure on the samples a fit was made on would flatter it.
     let fit = calibration;
     if (repair.check && given.length && rest.samples === undefined) [fit, rest.samples] = holdOut(calibration);
-    repaired = await repairModel(ort, module, reference, candidates[0].model, options.conversion, fit, rest, onProgress);
+    repaired = await repairModel(ort, engine, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };
   }
   const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, rest, onProgress) : [];

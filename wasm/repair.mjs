@@ -17,7 +17,9 @@ const THROUGH = new Set(['Relu']);
 
 const optionsError = (message) => Object.assign(new Error(message), { code: CHECK_OPTIONS_ERROR });
 const fixed = (shape) => Array.isArray(shape) && shape.every((d) => typeof d === 'number' && d >= 0);
-const sameShape = (a, b) => fixed(a) && fixed(b) && a.length === b.length && a.every((d, i) => d === b[i]);
+// The same dims past axis 0 (the samples), a symbol counting as equal to itself, an unknown one
+// to nothing.
+const sameShape = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((d, i) => i === 0 || (d !== '?' && d === b[i]));
 
 // The layers to refit and what each must reproduce: a Conv or Gemm of the converted model with
 // constant weights whose output the original computes too (same name, same shape), or whose only
@@ -29,7 +31,9 @@ export function repairPlan(original, converted, conversion) {
   const readers = new Map();
   for (const n of converted.nodes) for (const i of n.inputs) if (i.name) readers.set(i.name, [...(readers.get(i.name) ?? []), n]);
   const matchOf = new Map();
-  for (const m of conversion?.matches ?? []) if (m.applied) for (const n of m.new_nodes) matchOf.set(n, m.id);
+  // The first match that made a node names it: a conversion pattern's, before the fold that
+  // folded its BatchNormalization into the same node.
+  for (const m of conversion?.matches ?? []) if (m.applied) for (const n of m.new_nodes) if (!matchOf.has(n)) matchOf.set(n, m.id);
   const layers = [], left = [];
   for (const node of converted.nodes) {
     if (node.op !== 'Conv' && node.op !== 'Gemm') continue;
@@ -37,21 +41,52 @@ export function repairPlan(original, converted, conversion) {
     const output = node.outputs[0];
     const entry = { node: node.name, op: node.op, input: input.name, output: output.name, ...(matchOf.has(node.name) ? { match_id: matchOf.get(node.name) } : {}) };
     if (!weight?.constant || !fixed(weight.shape)) { left.push({ ...entry, reason: 'its weights are not a constant of known shape' }); continue; }
-    if (!fixed(input.shape)) { left.push({ ...entry, reason: `the shape of its input '${input.name}' is not known` }); continue; }
+    // The tensor to reproduce: the layer's own output, or its activation's; the same shape, or
+    // (past a pool the conversion made coarser) whole multiples of it in height and width.
     let target = null;
-    if (sameShape(theirs.get(output.name), output.shape)) target = output.name;
-    else {
-      const next = readers.get(output.name) ?? [];
-      const activation = next.length === 1 && THROUGH.has(next[0].op) ? next[0].outputs[0] : null;
-      if (activation && sameShape(theirs.get(activation.name), activation.shape)) {
-        target = activation.name;
-        entry.through = next[0].op;
-      }
+    const next = readers.get(output.name) ?? [];
+    const activation = next.length === 1 && THROUGH.has(next[0].op) ? next[0].outputs[0] : null;
+    for (const [tensor, through] of [[output, null], [activation, next[0]?.op]]) {
+      if (!tensor || target) continue;
+      const factors = sameShape(theirs.get(tensor.name), tensor.shape) ? null : coarser(theirs.get(tensor.name), tensor.shape);
+      if (factors === undefined) continue;
+      target = tensor.name;
+      if (through) entry.through = through;
+      if (factors) entry.pooled = factors;
     }
     if (!target) { left.push({ ...entry, reason: 'the original computes no tensor of the same name and shape at its output' }); continue; }
+    // A layer read only by a Relu: what it computes below zero is cut off anyway.
+    if (next.length === 1 && next[0].op === 'Relu') entry.rectified = true;
     layers.push({ ...entry, target, attributes: node.attributes, weightShape: weight.shape, hasBias: Boolean(node.inputs[2]?.name) });
   }
   return { layers, left };
+}
+
+// [fh, fw] when `theirs` is an NCHW tensor of the same channels whose height and width are whole
+// multiples (not both 1) of `mine`'s; undefined otherwise.
+function coarser(theirs, mine) {
+  if (!Array.isArray(theirs) || !Array.isArray(mine) || theirs.length !== 4 || mine.length !== 4) return undefined;
+  if (theirs[1] !== mine[1] || typeof mine[1] !== 'number') return undefined;
+  const [fh, fw] = [theirs[2] / mine[2], theirs[3] / mine[3]];
+  return Number.isInteger(fh) && Number.isInteger(fw) && fh >= 1 && fw >= 1 && fh * fw > 1 ? [fh, fw] : undefined;
+}
+
+// The original's tensor brought to the converted model's coarser grid: each fh×fw block's mean
+// (on the digits CNN, whose snapped MaxPool halves the SPPF block's grid, the mean gave 97.75 %
+// held-out accuracy after repair, the block's max 97.5 %).
+function pooled({ data, dims }, [fh, fw]) {
+  const [n, c, h, w] = dims, [ho, wo] = [h / fh, w / fw];
+  const out = new Float32Array(n * c * ho * wo);
+  for (let plane = 0; plane < n * c; ++plane) {
+    for (let y = 0; y < ho; ++y) {
+      for (let x = 0; x < wo; ++x) {
+        let sum = 0;
+        for (let dy = 0; dy < fh; ++dy) for (let dx = 0; dx < fw; ++dx) sum += data[(plane * h + y * fh + dy) * w + x * fw + dx];
+        out[(plane * ho + y) * wo + x] = sum / (fh * fw);
+      }
+    }
+  }
+  return { data: out, dims: [n, c, ho, wo] };
 }
 
 // |Δ| and ‖Δ‖/‖target‖ between a layer's output and its target.
@@ -85,13 +120,14 @@ export async function repairModel(runtime, module, original, converted, conversi
   const started = performance.now();
   const batches = feedBatches(samples.feeds, [original, converted].flatMap((m) => m.description.inputs), samples.samples);
   const plan = repairPlan(original.description, converted.description, conversion);
-  const targetBytes = plan.layers.reduce((n, l) => n + 4 * samples.samples * convertedShape(converted.description, l.target).slice(1).reduce((a, b) => a * b, 1), 0);
+  const targetBytes = plan.layers.reduce((n, l) => n + 4 * samples.samples * convertedShape(converted.description, l.target).slice(1).reduce((a, b) => a * (typeof b === 'number' ? b : 1), 1), 0);
   if (targetBytes > TARGET_BUDGET_BYTES) {
     throw optionsError(`repairing on ${samples.samples} samples would hold ${Math.ceil(targetBytes / 2 ** 20)} MiB of the original's activations ` +
       `(at most ${TARGET_BUDGET_BYTES / 2 ** 20} MiB): give fewer samples`);
   }
   onProgress('running the original model', 0);
-  const targets = await computeTensors(runtime, original, batches, [...new Set(plan.layers.map((l) => l.target))]);
+  const theirs = await computeTensors(runtime, original, batches, [...new Set(plan.layers.map((l) => l.target))]);
+  const targets = Object.fromEntries(plan.layers.map((l) => [l.target, l.pooled ? pooled(theirs[l.target], l.pooled) : theirs[l.target]]));
   let bytes = converted.bytes;
   const layers = [];
   for (const [index, layer] of plan.layers.entries()) {
@@ -106,12 +142,25 @@ export async function repairModel(runtime, module, original, converted, conversi
       layers.push({ ...entry, refitted: false, reason: 'unchanged within the tolerance' });
       continue;
     }
-    const fit = await module.fitLayer({
-      op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
-      input: { data: seen[layer.input].data, dims: seen[layer.input].dims },
-      target: { data: target, dims: targets[layer.target].dims }, ridge, maxRows, seed,
-    });
-    bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
+    const fitTo = async (values) => {
+      const fit = await module.fitLayer({
+        op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
+        input: { data: seen[layer.input].data, dims: seen[layer.input].dims },
+        target: { data: values, dims: targets[layer.target].dims }, ridge, maxRows, seed,
+      });
+      bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
+      return fit;
+    };
+    let fit = await fitTo(target);
+    // One round: on the digits CNNs a second changed held-out accuracy by ±0.25 points, no better.
+    if (layer.rectified) {
+      // Before a Relu, a value the original had at or below zero needs only to stay there:
+      // fitted again with those targets set to what the first fit gives there, the solve spends
+      // its freedom where the Relu lets values through.
+      const given = (await computeTensors(runtime, { ...converted, bytes }, batches, [layer.output]))[layer.output].data;
+      const relaxed = Float32Array.from(target, (t, i) => (t <= 0 && given[i] <= 0 ? given[i] : t));
+      fit = await fitTo(relaxed);
+    }
     layers.push({ ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter });
   }
   // Each refit layer's change after all fits, measured on the repaired model.

@@ -17,7 +17,7 @@ const ui = {
   download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), preparing: $('downloads-preparing'),
   version: $('version'),
   graphSwitch: document.querySelector('[data-testid="graph-switch"]'), legend: $('legend'), props: $('node-props'), graphHeading: $('graph-heading'),
-  check: $('check'), checkLayerwise: $('check-layerwise'), checkResult: $('check-result'),
+  check: $('check'), repair: $('repair'), checkLayerwise: $('check-layerwise'), checkResult: $('check-result'),
 };
 
 let worker = null;
@@ -84,7 +84,7 @@ function showProgress(stage, fraction) {
 // the progress box, and on to the result heading (or the error) when the work ends.
 function busy(on) {
   working = on;
-  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout, ui.check, ui.checkLayerwise];
+  const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout, ui.check, ui.repair, ui.checkLayerwise];
   if (on && ticker === null) {
     busySince ??= performance.now();
     ui.progressBox.hidden = false;
@@ -204,6 +204,8 @@ function renderPlan(report) {
     }
     const change = current.changes?.get(m.id);
     if (change) body.append(text('div', change, 'check-change'));
+    const repaired = current.repairs?.get(m.id);
+    if (repaired) body.append(text('div', repaired, 'check-change repair-change'));
     body.append(showButton(m.id, () => revealMatch(m)));
     row.append(box, head, body);
     row.addEventListener('click', (e) => {
@@ -327,7 +329,7 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
 // The report as downloaded: with the check's results once it has run (JSON has no Infinity: the
 // check module writes it as a string, as Python's json does).
 function offerReport(finiteForJson = (x) => x) {
-  const report = current.check ? { ...current.report, check: current.check } : current.report;
+  const report = { ...current.report, ...(current.repair ? { repair: current.repair } : {}), ...(current.check ? { check: current.check } : {}) };
   offer(ui.downloadReport, new Blob([JSON.stringify(finiteForJson(report), null, 2)], { type: 'application/json' }), `${current.name}.report.json`);
 }
 
@@ -387,6 +389,16 @@ function offerOutput({ model, data, heapBytes }) {
   current.files.resolve({ model, data });
 }
 
+// After a repair the download is the repaired model (one file: the repair refuses external
+// data), named so, and each refitted layer's change shows in its plan row.
+function offerRepaired({ repair, repaired }, repairText) {
+  current.repair = repair;
+  current.repaired = { model: new Blob([repaired]), data: null };
+  current.name = `${current.name.replace(/\.repaired$/, '')}.repaired`;
+  offer(ui.download, new Blob([repaired], { type: 'application/octet-stream' }), `${current.name}.onnx`);
+  current.repairs = new Map(repair.layers.filter((l) => l.refitted && l.match_id).map((l) => [l.match_id, repairText(l)]));
+}
+
 // The check's fold-only twin comes from the conversion worker (it holds the module and the input).
 let twinArrived = null;
 function makeTwin() {
@@ -402,16 +414,16 @@ function makeTwin() {
 // "Check": the input, the converted model and the fold-only twin in onnxruntime-web, in a worker of
 // its own that is ended afterwards (its memory goes back). A model the runtime cannot hold is
 // refused before anything loads.
-async function check(pinned = {}) {
+async function check(pinned = {}, repair = false) {
   ui.checkResult.hidden = true;  // until this check's result is in
   // Loaded on first use, as the runtime is: none of it weighs on the page's first load.
-  const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, runtimePeak, unpinnedInputs } = await import('./check-panel.js');
+  const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, repairText, runtimePeak, unpinnedInputs } = await import('./check-panel.js');
   const { report } = current;
   const inputShapes = { ...report.input_shapes, ...pinned };
   // Given samples size every dynamic dimension themselves.
   const data = samples.samples();
   const pin = data ? [] : unpinnedInputs(current.input.inputs, inputShapes);
-  if (pin.length) return renderCheck(ui.checkResult, { pin, onPin: check });
+  if (pin.length) return renderCheck(ui.checkResult, { pin, onPin: (shapes) => check(shapes, repair) });
   const dataBytes = Object.values(inputFiles).reduce((n, f) => n + f.size, 0);
   const peak = runtimePeak(report.input.bytes + dataBytes, current.input);
   if (peak > CHECK_MEMORY_LIMIT) {
@@ -420,36 +432,46 @@ async function check(pinned = {}) {
   }
   const started = performance.now();
   busySince = started;
-  setStatus('Checking…');
+  setStatus(repair ? 'Repairing…' : 'Checking…');
   busy(true);
   let checker = null;
   try {
     showProgress('making the fold-only twin', 0);
     const twin = await makeTwin();
-    const converted = await current.files.promise;
+    // A check after a repair checks the repaired model (the download); a repair starts again
+    // from the converted one.
+    const converted = !repair && current.repaired ? current.repaired : await current.files.promise;
     const result = await new Promise((resolve, reject) => {
       checker = new Worker('check-worker.js', { type: 'module' });
       checker.onmessage = ({ data }) => {
         if (data.type === 'progress') showProgress(data.stage, data.fraction);
-        if (data.type === 'result') resolve(data.check);
+        if (data.type === 'result') resolve(data);
         if (data.type === 'error') reject(new Error(data.message));
       };
       checker.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || 'the check worker stopped')); };
       const dataFile = converted.data ? { [`${current.name}.onnx.data`]: converted.data } : {};
+      // The repair's fit and new weights are the converter's: its worker answers on a port of its own.
+      let port;
+      if (repair) {
+        const channel = new MessageChannel();
+        worker.postMessage({ type: 'repair-port', port: channel.port1 }, [channel.port1]);
+        port = channel.port2;
+      }
       checker.postMessage({
         original: { model: inputModel, files: inputFiles, description: current.input },
         candidate: { model: converted.model, files: dataFile, description: current.output },
         twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
         options: { layerwise: ui.checkLayerwise.checked, inputShapes, inputRange: samples.inputRange() },
-        data,
+        data, ...(port ? { repair: { port } } : {}),
         conversion: report, twinConversion: twin.report,
-      });
+      }, port ? [port] : []);
     });
-    current.check = result;
-    current.changes = new Map((result.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));
+    current.check = result.check;
+    current.changes = new Map((result.check.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));
+    if (result.repair) offerRepaired(result, repairText);
     busy(false);
-    renderCheck(ui.checkResult, { check: result, ms: performance.now() - started });
-    setStatus(`Checked in ${Math.round(performance.now() - started)} ms.`);
+    renderCheck(ui.checkResult, { check: result.check, repair: result.repair, ms: performance.now() - started });
+    setStatus(`${result.repair ? 'Repaired and checked' : 'Checked'} in ${Math.round(performance.now() - started)} ms.`);
     offerReport(finiteForJson);
     renderPlan(report);
   } catch (e) {
@@ -488,6 +510,7 @@ ui.sample.addEventListener('click', async () => {
 });
 ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
 ui.check.addEventListener('click', () => check());
+ui.repair.addEventListener('click', () => check({}, true));
 // FPQ keeps BatchNorm as a layer of its own (the CLI's `--fixed-point fpq` folds nothing unless
 // asked), so choosing it unticks folding, and leaving it ticks folding again; either can be changed.
 ui.fixedPoint.addEventListener('change', () => { ui.fold.checked = ui.fixedPoint.value !== 'fpq'; });

@@ -92,8 +92,22 @@ function pinForm(box, inputs, onPin) {
   fields[0].field.focus();
 }
 
-// {check, ms} | {error} | {refused: estimated bytes} | {pin: unpinnedInputs(), onPin}
-export function renderCheck(box, { check, ms, error, refused, pin, onPin }) {
+// A refitted layer's change at its target, for its plan row.
+export function repairText(layer) {
+  return `Repair: refitted; '${layer.target_tensor}' differs by up to ${figure(layer.before.max_abs)} → ${figure(layer.after.max_abs)} ` +
+    `(relative ${figure(layer.before.rel)} → ${figure(layer.after.rel)}) on the calibration samples`;
+}
+
+// The repair in a sentence: what it fitted, on what.
+function repairSummary(repair) {
+  const refitted = repair.layers.filter((l) => l.refitted).length;
+  return `Repaired ${refitted} layer${refitted === 1 ? '' : 's'} on ${repair.data.samples} samples of ${repair.data.source}` +
+    `${repair.data.note ? ` (${repair.data.note})` : ''} in ${Math.round(repair.time_ms)} ms; the download is the repaired model. ` +
+    'The check below runs it on samples the fit did not see.';
+}
+
+// {check, repair?, ms} | {error} | {refused: estimated bytes} | {pin: unpinnedInputs(), onPin}
+export function renderCheck(box, { check, repair, ms, error, refused, pin, onPin }) {
   box.hidden = false;
   box.replaceChildren();
   delete box.dataset.foldPass;
@@ -116,6 +130,11 @@ export function renderCheck(box, { check, ms, error, refused, pin, onPin }) {
   const { converted, fold_only: fold } = check;
   box.dataset.foldPass = String(fold.pass);
   box.dataset.convertedRuns = String(!converted.error);
+  if (repair) {
+    const summary = el('p', repairSummary(repair), 'repair-summary');
+    summary.dataset.testid = 'repair-summary';
+    box.append(summary);
+  }
   const verdicts = el('ul', undefined, 'verdicts');
   for (const line of [...verdict(fold, 'fold_only'), ...verdict(converted, 'converted')]) verdicts.append(el('li', line));
   box.append(verdicts);

@@ -3,8 +3,9 @@
 // served from this site (ort/), and compares them with the same module as the Node package
 // (check.mjs). Ending the worker hands the runtime's memory back to the browser.
 // In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
-// description}, options, conversion, twinConversion, data?: {files: [File], preprocessing}}. Out: progress {stage, fraction}; result
-// {converted, fold_only}; error {message}.
+// description}, options, conversion, twinConversion, data?: {files: [File], preprocessing},
+// repair?: {port}}. Out: progress {stage, fraction}; result {check: {converted, fold_only}, and
+// after a repair repair (its report) and repaired (the model's bytes)}; error {message}.
 import { checkCandidates } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
@@ -27,6 +28,24 @@ async function modelOf({ model, files, description }) {
   return { bytes: await bytesOf(model), externalData, description };
 }
 
+// The repair's calls into the converter, answered by the conversion worker on `port` (it holds
+// the module): the same calls as the Node engine's, as promises.
+function converterOn(port) {
+  const pending = new Map();
+  let next = 0;
+  port.onmessage = ({ data: { id, result, error } }) => {
+    const call = pending.get(id);
+    pending.delete(id);
+    if (error !== undefined) call.reject(new Error(error)); else call.resolve(result);
+  };
+  const rpc = (call, ...args) => new Promise((resolve, reject) => {
+    next += 1;
+    pending.set(next, { resolve, reject });
+    port.postMessage({ id: next, call, args });
+  });
+  return { fitLayer: (spec) => rpc('fitLayer', spec), setLayerWeights: (bytes, layers) => rpc('setLayerWeights', bytes, layers) };
+}
+
 self.onmessage = async ({ data }) => {
   const { options } = data;
   try {
@@ -38,12 +57,25 @@ self.onmessage = async ({ data }) => {
       const { readPicked } = await import('./check-samples.js');
       options.samples = await readPicked(data.data.files, original.description.inputs, data.data.preprocessing);
     }
+    const candidate = await modelOf(data.candidate);
+    let repaired;
+    if (data.repair) {
+      // The samples picked are the calibration: the fit takes three quarters, the check the
+      // quarter it never saw (without samples, seeded random inputs for both, said so).
+      const { holdOut, randomSamples, repairModel } = await import('./repair.mjs');
+      let fit = options.samples ?? randomSamples(original.description.inputs, options);
+      if (options.samples) [fit, options.samples] = holdOut(options.samples);
+      repaired = await repairModel(runtime, converterOn(data.repair.port), original, candidate, data.conversion, fit, options, post);
+      candidate.bytes = repaired.bytes;
+    }
     // The original runs once for both comparisons.
     const [converted, fold_only] = await checkCandidates(runtime, original, [
-      { model: await modelOf(data.candidate), conversion: data.conversion, label: 'converted' },
+      { model: candidate, conversion: data.conversion, label: 'converted' },
       { model: await modelOf(data.twin), conversion: data.twinConversion, scaleAtol: true, label: 'fold-only twin' },
     ], options, post);
-    self.postMessage({ type: 'result', check: { converted, fold_only } });
+    const result = { type: 'result', check: { converted, fold_only } };
+    if (repaired) Object.assign(result, { repair: repaired.report, repaired: repaired.bytes });
+    self.postMessage(result);
   } catch (e) {
     self.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) });
   }

@@ -1383,6 +1383,49 @@ test('the page checks a trained model on picked images, with the Lattice scale, 
   await context.close();
 });
 
+test('the page repairs a trained model from picked images and gives the Node API\'s repair of the same samples', async () => {
+  const model = join(TRAINED, 'digits.onnx');
+  const folder = join(TRAINED, 'calibration_png');
+  const images = readdirSync(folder).sort().map((f) => join(folder, f));
+  const { page, context, consoleErrors } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', model);
+  await waitDone(page);
+  await page.setInputFiles('[data-testid="data-input"]', images);
+  await page.selectOption('[data-testid="image-scale"]', '0,2');
+  await page.click('[data-testid="repair"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined ||
+    document.querySelector('[data-testid="check-result"] .error'), null, { timeout: 300_000, polling: 250 });
+  const text = await page.textContent('[data-testid="check-result"]');
+  assert.match(text, /Repaired \d+ layers on 96 samples of 128 images \[0, 96\)/, text);
+  const { repair, check } = await pageReport(page);
+  assert.equal(check.converted.inputs.samples, 32, 'checked on the quarter the fit did not see');
+  assert.ok(check.converted.outputs[0].top1_agreement > 0.9, `agreement on held-out samples ${check.converted.outputs[0].top1_agreement}`);
+  assert.ok(await page.$$eval('[data-testid="match-row"] .repair-change', (rows) => rows.length) > 0, 'refitted layers in the plan');
+  const { path, name } = await downloadFile(page, 'download');
+  assert.equal(name, 'digits.lattice.repaired.onnx');
+  // The Node API on the same 96 samples, as numpy wrote them: the same layers, the same decisions
+  // on the 400 held-out samples (the two runtimes' float rounding may differ in the last bits).
+  const converted = join(dir, 'digits.lattice.onnx');
+  assert.equal(CLIS.node(['convert', model, '-o', converted, '--quiet']).status, 0);
+  const py = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys; numpy.load(sys.argv[1])[:96].tofile(sys.argv[2])', join(TRAINED, 'calibration.npy'), join(dir, 'fit96.bin')]);
+  assert.equal(py.status, 0);
+  const fit96 = new Float32Array(readFileSync(join(dir, 'fit96.bin')).buffer.slice(0));
+  const node = await api.repair(model, converted, { calibration: { image: { data: fit96, dims: [96, 1, 32, 32] } } });
+  assert.deepEqual(repair.layers.map((l) => [l.node, l.refitted]), node.report.layers.map((l) => [l.node, l.refitted]));
+  const heldout = join(TRAINED, 'heldout.npz');
+  const fromPage = await api.check(model, path, { inputs: heldout });
+  writeFileSync(join(dir, 'node-repaired.onnx'), node.model);
+  const fromNode = await api.check(model, join(dir, 'node-repaired.onnx'), { inputs: heldout });
+  const [a, b] = [fromPage.outputs[0], fromNode.outputs[0]];
+  assert.ok(Math.abs(a.accuracy.candidate - b.accuracy.candidate) <= 1 / 400, `${a.accuracy.candidate} against ${b.accuracy.candidate}`);
+  // 96 samples fitted (the rest checks): a repair, if a weaker one than on 128 (repair.test.mjs).
+  assert.ok(a.accuracy.candidate > 0.9 && a.accuracy.candidate > 10 * (1 - a.accuracy.original), `held-out accuracy ${a.accuracy.candidate} against ${a.accuracy.original}`);
+  const same = await api.check(join(dir, 'node-repaired.onnx'), path, { inputs: heldout, rtol: 1e-3, atol: 1e-3 });
+  assert.equal(same.pass, true, `the page's repaired model computes the Node one's logits within 1e-3 (max |Δ| ${same.outputs[0].max_abs})`);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('no request of the check left 127.0.0.1', () => {
   assert.ok(requests.some((u) => u.includes('/ort/')), 'the runtime was loaded from this site');
   assert.deepEqual(requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
