@@ -15,7 +15,7 @@ export ONNX_LATTICE_ZOO="$CACHE/zoo"
 log "fixture zoo in $ONNX_LATTICE_ZOO"
 /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" zoo "$ONNX_LATTICE_ZOO"
 /usr/bin/python3 "$ROOT/tests/fixtures/make_fixtures.py" twins "$ONNX_LATTICE_ZOO/twins"
-# Small CNNs trained on real handwritten digits (about two minutes once, then cached), with their
+# Small CNNs trained on real handwritten digits (seconds on idle cores, then cached), with their
 # calibration and held-out samples: what the check on data and the repair are judged on.
 export ONNX_LATTICE_TRAINED="$CACHE/trained"
 log "trained models in $ONNX_LATTICE_TRAINED"
