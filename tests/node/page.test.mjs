@@ -1334,13 +1334,19 @@ test('a model with a dynamic batch asks for its size before the check, and check
   await context.close();
 });
 
-test('the page checks a trained model on picked images, with the Lattice scale, as the Node CLI does on the same samples', async () => {
+// The digits CNN trained at set-up (make_trained.py) converted in a new page, and the PNG files of
+// one of its sample folders, in name order.
+async function trainedInPage(folder) {
   const model = join(TRAINED, 'digits.onnx');
-  const folder = join(TRAINED, 'heldout_png');
-  const images = readdirSync(folder).sort().map((f) => join(folder, f));
-  const { page, context, consoleErrors } = await openPage();
-  await page.setInputFiles('[data-testid="file-input"]', model);
-  await waitDone(page);
+  const images = readdirSync(join(TRAINED, folder)).sort().map((f) => join(TRAINED, folder, f));
+  const opened = await openPage();
+  await opened.page.setInputFiles('[data-testid="file-input"]', model);
+  await waitDone(opened.page);
+  return { model, images, ...opened };
+}
+
+test('the page checks a trained model on picked images, with the Lattice scale, as the Node CLI does on the same samples', async () => {
+  const { model, images, page, context, consoleErrors } = await trainedInPage('heldout_png');
   assert.ok(await page.isHidden('[data-testid="image-options"]'), 'no image choices without images');
   await page.setInputFiles('[data-testid="data-input"]', images);
   assert.equal(await page.textContent('[data-testid="data-chosen"]'), `Samples: ${images.length} images.`);
@@ -1355,7 +1361,7 @@ test('the page checks a trained model on picked images, with the Lattice scale, 
   // The Node CLI's figure on the same folder, and on the same samples as numpy wrote them.
   const converted = join(dir, 'digits.lattice.onnx');
   assert.equal(CLIS.node(['convert', model, '-o', converted, '--quiet']).status, 0);
-  const node = await api.check(model, converted, { inputs: folder, preprocessing: { scale: '0,2' } });
+  const node = await api.check(model, converted, { inputs: join(TRAINED, 'heldout_png'), preprocessing: { scale: '0,2' } });
   assert.equal(logits.top1_agreement, node.outputs[0].top1_agreement);
   assert.ok(logits.top1_agreement < 0.5, `the default conversion decides differently (${logits.top1_agreement})`);
   assert.match(result.text, new RegExp(`output 'logits' decides as the original on ${(100 * logits.top1_agreement).toFixed(1)} % of ${images.length} samples of ${images.length} images`));
@@ -1384,12 +1390,7 @@ test('the page checks a trained model on picked images, with the Lattice scale, 
 });
 
 test('the page repairs a trained model from picked images and gives the Node API\'s repair of the same samples', async () => {
-  const model = join(TRAINED, 'digits.onnx');
-  const folder = join(TRAINED, 'calibration_png');
-  const images = readdirSync(folder).sort().map((f) => join(folder, f));
-  const { page, context, consoleErrors } = await openPage();
-  await page.setInputFiles('[data-testid="file-input"]', model);
-  await waitDone(page);
+  const { model, images, page, context, consoleErrors } = await trainedInPage('calibration_png');
   await page.setInputFiles('[data-testid="data-input"]', images);
   await page.selectOption('[data-testid="image-scale"]', '0,2');
   await page.click('[data-testid="repair"]');
