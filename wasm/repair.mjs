@@ -168,7 +168,7 @@ export async function repairModel(runtime, module, original, converted, conversi
   const finals = await computeTensors(runtime, repaired, batches, [...new Set(plan.layers.map((l) => l.target))]);
   for (const entry of layers) entry.after = distance(finals[entry.target_tensor].data, targets[entry.target_tensor].data);
   onProgress('repaired', 1);
-  const data = { source: samples.source, samples: samples.samples, ...(samples.preprocessing ? { preprocessing: samples.preprocessing } : {}), ...(samples.random ? { seed: samples.seed, note: 'seeded random inputs, not your data: a weaker repair (give --calibration)' } : {}) };
+  const data = { source: samples.source, samples: samples.samples, ...(samples.preprocessing ? { preprocessing: samples.preprocessing } : {}), ...(samples.random ? { seed: samples.seed, note: 'seeded random inputs, not your data: a weaker repair' } : {}) };
   return {
     bytes,
     report: { data, options: { ridge, max_rows: maxRows, seed }, layers, left: plan.left, time_ms: performance.now() - started },
