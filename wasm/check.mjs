@@ -563,6 +563,8 @@ export function verdict(check, kind) {
   if (check.error) return [check.error];
   if (kind === 'fold_only') {
     const worst = Math.max(0, ...check.outputs.filter((o) => o.comparable).map((o) => o.max_abs));
+    // Exactly equal: nothing was folded, or the folds were exact in float (never "by more than 0").
+    if (check.pass && worst === 0) return ['the fold-only twin computes every output exactly as the input'];
     return [check.pass ? `folding changed no output by more than ${figure(worst)}` :
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }

@@ -216,6 +216,11 @@ test('Node CLI: convert --check writes both comparisons into the report and exit
   assert.ok(report.check.converted.rewrites.length > 0);
   assert.match(r.stdout, /check: folding changed no output by more than/);
   assert.match(r.stdout, /check: the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected, retrain/);
+  // A model with nothing to fold: its twin is the input, said as such, not "by more than 0".
+  const plain = CLIS.node(['convert', fixture('global_pools.onnx'), '-o', join(dir, 'plain.onnx'), '--check', '--no-fold-bn']);
+  assert.equal(plain.status, 0, plain.stderr);
+  assert.match(plain.stdout, /^check: the fold-only twin computes every output exactly as the input$/m);
+  assert.doesNotMatch(plain.stdout, /by more than 0\b/);
   const stdout = CLIS.node(['convert', fixture('sample.onnx'), '-o', out, '--report', '-', '--check']);
   assert.equal(stdout.status, 0, stdout.stderr);
   assert.equal(JSON.parse(stdout.stdout).check.fold_only.pass, true);
