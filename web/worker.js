@@ -129,36 +129,15 @@ function twin(options) {
   });
 }
 
-// The repair's calls into the converter, from the check's worker (which runs onnxruntime) over a
-// port of its own: fitLayer in the fit module (loaded on the first repair, no protobuf in it),
-// setLayerWeights in the converter's. {id, call, args} in, {id, result} or {id, error} out.
-let fitModule = null;
-async function serveRepair(port) {
-  port.onmessage = async ({ data: { id, call, args } }) => {
-    try {
-      let result;
-      if (call === 'fitLayer') {
-        if (!fitModule) {
-          importScripts('onnx_lattice_fit.js');
-          fitModule = await OnnxLatticeFit({ printErr: () => {} });  // eslint-disable-line no-undef
-        }
-        result = fitModule.fitLayer(...args);
-      } else {
-        result = guarded(() => module.setLayerWeights(...args));
-      }
-      if (result?.error !== undefined) throw new Error(result.error);
-      port.postMessage({ id, result });
-    } catch (e) {
-      port.postMessage({ id, error: e instanceof Error ? e.message : String(e) });
-    }
-  };
-}
-
 async function handle(data, received) {
   try {
     await ready();
     if (data.type === 'init') return post({ type: 'ready' });
-    if (data.type === 'repair-port') return serveRepair(data.port);
+    if (data.type === 'repair-port') {
+      // Loaded on the first repair: none of it weighs on the page's first load.
+      if (!self.serveRepair) importScripts('repair-server.js');
+      return self.serveRepair(data.port, (...args) => guarded(() => module.setLayerWeights(...args)));
+    }
     if (data.type === 'load') {
       input = data.model;
       modelName = data.name;

@@ -1,0 +1,26 @@
+// The repair's calls into the converter (loaded by the conversion worker on the first repair):
+// the check's worker, which runs onnxruntime, asks on a port of its own; fitLayer is the fit
+// module's (onnx_lattice_fit, no protobuf in it, loaded here on the first fit), setLayerWeights
+// the converter's, handed in by the worker. {id, call, args} in, {id, result} or {id, error} out.
+/* global OnnxLatticeFit, importScripts */
+let fitModule = null;
+self.serveRepair = (port, setLayerWeights) => {
+  port.onmessage = async ({ data: { id, call, args } }) => {
+    try {
+      let result;
+      if (call === 'fitLayer') {
+        if (!fitModule) {
+          importScripts('onnx_lattice_fit.js');
+          fitModule = await OnnxLatticeFit({ printErr: () => {} });
+        }
+        result = fitModule.fitLayer(...args);
+      } else {
+        result = setLayerWeights(...args);
+      }
+      if (result?.error !== undefined) throw new Error(result.error);
+      port.postMessage({ id, result });
+    } catch (e) {
+      port.postMessage({ id, error: e instanceof Error ? e.message : String(e) });
+    }
+  };
+};
