@@ -249,10 +249,13 @@ export interface Catalogue {
  *  - ERR_ONNX_LATTICE_MEMORY: the model does not fit in the WebAssembly heap (the asynchronous
  *    converter starts a fresh worker for its next call; a synchronous one is not used again);
  *  - ERR_ONNX_LATTICE_ABORTED: the call's `signal` was aborted (`name` is 'AbortError');
- *  - ERR_ONNX_LATTICE_CHECK_RUNTIME: check() needs onnxruntime-node, which is not installed;
- *  - ERR_ONNX_LATTICE_CHECK: the check's worker thread stopped unexpectedly. */
+ *  - ERR_ONNX_LATTICE_CHECK_RUNTIME: check() or repair() needs onnxruntime-node, which is not installed;
+ *  - ERR_ONNX_LATTICE_CHECK: the check's worker thread stopped unexpectedly;
+ *  - ERR_ONNX_LATTICE_DATA: the samples given to check() or repair() cannot be read or do not fit
+ *    the model (`file` names the file; docs/data.md lists every case). */
 export type ErrorCode = 'ERR_ONNX_LATTICE_OPTIONS' | 'ERR_ONNX_LATTICE_MODEL' | 'ERR_ONNX_LATTICE_IO'
-  | 'ERR_ONNX_LATTICE_MEMORY' | 'ERR_ONNX_LATTICE_ABORTED' | 'ERR_ONNX_LATTICE_CHECK_RUNTIME' | 'ERR_ONNX_LATTICE_CHECK';
+  | 'ERR_ONNX_LATTICE_MEMORY' | 'ERR_ONNX_LATTICE_ABORTED' | 'ERR_ONNX_LATTICE_CHECK_RUNTIME' | 'ERR_ONNX_LATTICE_CHECK'
+  | 'ERR_ONNX_LATTICE_DATA';
 
 export interface ConverterError extends Error {
   code: ErrorCode;
