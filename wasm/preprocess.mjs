@@ -157,8 +157,9 @@ export function imageTensor(rgba, options) {
 //   const batch = imageBatch(inputs, preprocessing, { count, source });
 //   for (const file of files) batch.add(await decode(file), file.name);
 //   const { arrays, preprocessing } = batch.finish();  // arrays for samplesForInputs
-// A dynamic height or width is the preprocessing option's, else the first image's (then every
-// image must be of its size). The whole array is refused over maxBytes before it is allocated.
+// A dynamic height or width is the preprocessing option's, else the first image's: every image is
+// resized to it (a batch is one size). The whole array is refused over maxBytes before it is
+// allocated.
 export function imageBatch(inputs, preprocessing, { count, maxBytes = DEFAULT_MAX_BYTES, source = 'images' }) {
   if (inputs.length !== 1) {
     throw dataError(source, `images feed a model of one input; this one has ${inputs.length} ` +
@@ -177,13 +178,11 @@ export function imageBatch(inputs, preprocessing, { count, maxBytes = DEFAULT_MA
       throw optionsError(`preprocessing ${axis} ${record[axis]} is not input '${input.name}''s ${layout[axis]}`);
     }
   }
-  const fromFirst = (layout.height === null && record.height === undefined) || (layout.width === null && record.width === undefined);
-  let data, first, added = 0;
+  let data, added = 0;
   return {
     add(rgba, name) {
       if (added === count) throw new RangeError(`imageBatch: more than the ${count} images announced`);
-      if (!first) {
-        first = rgba;
+      if (!data) {
         record.height ??= layout.height ?? rgba.height;
         record.width ??= layout.width ?? rgba.width;
         const bytes = count * record.channels * record.height * record.width * 4;
@@ -192,9 +191,6 @@ export function imageBatch(inputs, preprocessing, { count, maxBytes = DEFAULT_MA
             `need ${bytes} bytes, over the limit of ${maxBytes} bytes (maxBytes)`);
         }
         data = new Float32Array(bytes / 4);
-      } else if (fromFirst && (rgba.width !== first.width || rgba.height !== first.height)) {
-        throw dataError(name, `${rgba.width} × ${rgba.height} pixels, the first image ${first.width} × ${first.height}: ` +
-          `input '${input.name}' has a dynamic size, so give preprocessing height and width to resize them all`);
       }
       const sample = imageTensor(rgba, record);
       data.set(sample, added * sample.length);
