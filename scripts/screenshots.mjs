@@ -1,4 +1,4 @@
-// Retakes the README's screenshots of the graph view (docs/page-graph-1280.png, -390.png) from
+// Retakes docs/page.md's screenshots of the graph view (docs/page-graph-1280.png, -390.png) from
 // build/web in Debian's Chromium: the sample converted for lattice-advanced without folding, with
 // the stem's rewrite and the MaxPool snap left out, so all four node states show; the graph at its
 // start view (readable, at the model's inputs), one node selected.

@@ -341,7 +341,7 @@ function settleLater() {
 }
 
 // The report comes before the downloads: the worker computes the folded data and makes the files
-// while the page shows the report (README: the page's speed). Until they come the model's links
+// while the page shows the report (docs/performance.md: the page's speed). Until they come the model's links
 // lead nowhere and say so.
 function showResult({ report, name, input, output, ms }) {
   const started = busySince;

@@ -7,7 +7,7 @@
 const READ_AHEAD = {
   budget: 256 * 2 ** 20,  // bytes held at most
   // Files this small together are read whole: the plan, a dry run of the conversion, costs more
-  // than reading what no fold needs (README: the page's reads)
+  // than reading what no fold needs (docs/decisions.md: the page reads what the conversion needs ahead)
   whole: 256 * 2 ** 20,
 };
 
