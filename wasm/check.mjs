@@ -355,33 +355,39 @@ export function feedBatches(feeds, inputs, samples) {
     throw optionsError(`the model takes batches of ${size} (its inputs' first dimension) and ${samples} samples are not a multiple of it`);
   }
   const batches = [];
-  for (let start = 0; start < samples; start += size) {
-    const end = Math.min(samples, start + size);
-    batches.push(Object.fromEntries(Object.entries(feeds).map(([name, f]) => {
-      const each = f.dims.slice(1).reduce((a, b) => a * b, 1);
-      return [name, { type: f.type, dims: [end - start, ...f.dims.slice(1)], data: f.data.subarray(start * each, end * each) }];
-    })));
-  }
+  for (let start = 0; start < samples; start += size) batches.push(sliceFeeds(feeds, start, Math.min(samples, start + size)));
   return batches;
 }
 
-// Batches' outputs joined along axis 0, per name: what one run on every sample would give.
-function joinBatches(parts) {
+// Samples [start, end) of every input ({name: {type, dims, data}}, samples on axis 0): views of
+// the same data, or with `copy` arrays of their own.
+export function sliceFeeds(feeds, start, end, { copy = false } = {}) {
+  return Object.fromEntries(Object.entries(feeds).map(([name, f]) => {
+    const each = f.dims.slice(1).reduce((a, b) => a * b, 1);
+    const data = copy ? f.data.slice(start * each, end * each) : f.data.subarray(start * each, end * each);
+    return [name, { type: f.type, dims: [end - start, ...f.dims.slice(1)], data }];
+  }));
+}
+
+// Tensors joined along axis 0 ({type, dims, data}, the first's type and trailing dims): what one
+// run on every sample would give, or one set of samples from several.
+export function joinTensors(parts) {
   if (parts.length === 1) return parts[0];
-  const joined = {};
-  for (const name of Object.keys(parts[0])) {
-    const first = parts[0][name];
-    const length = parts.reduce((n, p) => n + p[name].data.length, 0);
-    const data = Array.isArray(first.data) ? [] : new first.data.constructor(length);
-    let at = 0;
-    for (const p of parts) {
-      if (Array.isArray(data)) data.push(...p[name].data);
-      else data.set(p[name].data, at);
-      at += p[name].data.length;
-    }
-    joined[name] = { type: first.type, dims: [parts.reduce((n, p) => n + (p[name].dims[0] ?? 1), 0), ...first.dims.slice(1)], data };
+  const [first] = parts;
+  const length = parts.reduce((n, p) => n + p.data.length, 0);
+  const data = Array.isArray(first.data) ? [] : new first.data.constructor(length);
+  let at = 0;
+  for (const p of parts) {
+    if (Array.isArray(data)) data.push(...p.data);
+    else data.set(p.data, at);
+    at += p.data.length;
   }
-  return joined;
+  return { type: first.type, dims: [parts.reduce((n, p) => n + (p.dims[0] ?? 1), 0), ...first.dims.slice(1)], data };
+}
+
+// Batches' outputs joined per name.
+function joinBatches(parts) {
+  return Object.fromEntries(Object.keys(parts[0]).map((name) => [name, joinTensors(parts.map((p) => p[name]))]));
 }
 
 // What a run keeps of a model's outputs: every graph output for every batch (joined), and the

@@ -5,7 +5,7 @@
 // Cholesky solve) and the writing of the new weights are the converter's own compiled code
 // (core/repair), so Node and the page run the same. One module for both shells, like check.mjs:
 // it imports only check.mjs and is handed the runtime and the converter's module.
-import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, computeTensors, feedBatches, inputFeeds } from './check.mjs';
+import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, compareTensor, computeTensors, feedBatches, inputFeeds, joinTensors, sliceFeeds } from './check.mjs';
 
 export const REPAIR_DEFAULTS = Object.freeze({ ridge: 1e-3, maxRows: 16384, seed: 0 });
 // The original's targets are held for every sample at once; above this the caller is told to
@@ -86,7 +86,7 @@ function pooled({ data, dims }, [fh, fw]) {
       }
     }
   }
-  return { data: out, dims: [n, c, ho, wo] };
+  return { type: 'float32', data: out, dims: [n, c, ho, wo] };
 }
 
 // |Δ| and ‖Δ‖/‖target‖ between a layer's output and its target.
@@ -99,12 +99,6 @@ function distance(values, target) {
     den += target[i] * target[i];
   }
   return { max_abs: maxAbs, rel: den > 0 ? Math.sqrt(num / den) : (num > 0 ? Infinity : 0) };
-}
-
-// Within the check's tolerance everywhere: nothing to repair (a numerically equivalent rewrite).
-function unchanged(values, target, { rtol, atol }) {
-  for (let i = 0; i < target.length; ++i) if (!(Math.abs(values[i] - target[i]) <= atol + rtol * Math.abs(target[i]))) return false;
-  return true;
 }
 
 // Refits the converted model's layers on `samples` ({feeds, samples, source, preprocessing?}).
@@ -138,7 +132,8 @@ export async function repairModel(runtime, module, original, converted, conversi
     const target = targets[layer.target].data;
     const before = distance(seen[layer.target].data, target);
     const entry = { node: layer.node, ...(layer.match_id ? { match_id: layer.match_id } : {}), target_tensor: layer.target, samples: samples.samples, before };
-    if (unchanged(seen[layer.target].data, target, tolerance)) {
+    // Within the check's tolerance everywhere (its own allclose): nothing to repair, as after a fold.
+    if (compareTensor(layer.target, targets[layer.target], seen[layer.target], tolerance, { brief: true }).pass) {
       layers.push({ ...entry, refitted: false, reason: 'unchanged within the tolerance' });
       continue;
     }
@@ -187,10 +182,7 @@ export function joinSamples(list) {
         throw optionsError(`${list[i].source}: input '${name}' is ${p.type} [${p.dims}], ${list[0].source} gave ${parts[0].type} [${parts[0].dims}]`);
       }
     }
-    const data = new parts[0].data.constructor(parts.reduce((n, p) => n + p.data.length, 0));
-    let at = 0;
-    for (const p of parts) { data.set(p.data, at); at += p.data.length; }
-    feeds[name] = { type: parts[0].type, dims: [parts.reduce((n, p) => n + p.dims[0], 0), ...rest], data };
+    feeds[name] = joinTensors(parts);
   }
   const labelled = list.every((s) => s.labels);
   return {
@@ -201,12 +193,9 @@ export function joinSamples(list) {
   };
 }
 
-// The first `count` samples and the rest, as two sets.
+// Samples [start, end) as a set of their own.
 function slice(samples, start, end, source) {
-  const feeds = Object.fromEntries(Object.entries(samples.feeds).map(([name, f]) => {
-    const each = f.dims.slice(1).reduce((a, b) => a * b, 1);
-    return [name, { type: f.type, dims: [end - start, ...f.dims.slice(1)], data: f.data.slice(start * each, end * each) }];
-  }));
+  const feeds = sliceFeeds(samples.feeds, start, end, { copy: true });
   return { ...samples, feeds, samples: end - start, source, ...(samples.labels ? { labels: samples.labels.slice(start, end) } : {}) };
 }
 

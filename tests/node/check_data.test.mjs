@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import ort from 'onnxruntime-node';
 
 import { createSyncConverter } from '../../wasm/index.mjs';
-import { CLIS, TRAINED, scratch } from './helpers.mjs';
+import { CLIS, TRAINED, numpyValues, scratch } from './helpers.mjs';
 
 const lattice = await createSyncConverter();
 const dir = scratch();
@@ -22,15 +22,8 @@ const converted = CLIS.node(['convert', MODEL, '-o', CONVERTED, '--quiet']);
 assert.equal(converted.status, 0, converted.stderr);
 
 // numpy's own values, as raw little-endian bytes: no reader of ours in between.
-function raw(npy, TypedArray) {
-  const out = join(dir, `${npy}.bin`);
-  const r = spawnSync('/usr/bin/python3', ['-c', `import numpy, sys; numpy.load(sys.argv[1]).tofile(sys.argv[2])`, join(TRAINED, npy), out], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const bytes = readFileSync(out);
-  return new TypedArray(bytes.buffer, bytes.byteOffset, bytes.byteLength / TypedArray.BYTES_PER_ELEMENT);
-}
-const images = raw('heldout.npy', Float32Array);
-const labels = Array.from(raw('heldout_labels.npy', BigInt64Array), Number);
+const images = numpyValues(join(TRAINED, 'heldout.npy'), Float32Array, dir);
+const labels = Array.from(numpyValues(join(TRAINED, 'heldout_labels.npy'), BigInt64Array, dir), Number);
 const N = labels.length;
 
 // Each model's top-1 class per sample, run here sample by sample.

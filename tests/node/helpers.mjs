@@ -1,6 +1,6 @@
 // Shared by the node:test suites: where things are, and how to run both CLIs.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,4 +37,14 @@ export const CLIS = {
 export function stable(report) {
   const { timings_ms, ...rest } = report;
   return rest;
+}
+
+// A .npy file's values as numpy itself reads them (raw little-endian bytes it writes into `dir`),
+// so a figure computed from them owes nothing to the package's own readers.
+export function numpyValues(npy, TypedArray, dir) {
+  const out = join(dir, `${npy.replaceAll('/', '_')}.bin`);
+  const r = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys; numpy.load(sys.argv[1]).tofile(sys.argv[2])', npy, out], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`numpy could not read ${npy}: ${r.stderr}`);
+  const bytes = readFileSync(out);
+  return new TypedArray(bytes.buffer, bytes.byteOffset, bytes.byteLength / TypedArray.BYTES_PER_ELEMENT);
 }

@@ -13,7 +13,7 @@ import { chromium } from 'playwright-core';
 
 import { serve } from '../../scripts/serve.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
-import { CLIS, FIXTURES, ROOT, TRAINED, ZOO, fixture, scratch, stable } from './helpers.mjs';
+import { CLIS, FIXTURES, ROOT, TRAINED, ZOO, fixture, numpyValues, scratch, stable } from './helpers.mjs';
 
 const SITE = join(ROOT, 'build/web');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -457,7 +457,7 @@ const STATES = ['applied', 'refused', 'unsupported', 'plain'];
 const require = createRequire(import.meta.url);
 
 // How many nodes of a view each state must have, counted per state from the report's own fields
-// with the README's precedence (cannot run > rewritten > refused > untouched):
+// with docs/page.md's precedence (cannot run > rewritten > refused > untouched):
 // unsupported = the audit's nodes; applied = nodes an applied match took (input view) or emitted
 // (converted view), less those; refused = nodes of unapplied matches, less both; plain = the rest.
 function expectedCounts(report, description, view) {
@@ -1408,9 +1408,7 @@ test('the page repairs a trained model from picked images and gives the Node API
   // on the 400 held-out samples (the two runtimes' float rounding may differ in the last bits).
   const converted = join(dir, 'digits.lattice.onnx');
   assert.equal(CLIS.node(['convert', model, '-o', converted, '--quiet']).status, 0);
-  const py = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys; numpy.load(sys.argv[1])[:96].tofile(sys.argv[2])', join(TRAINED, 'calibration.npy'), join(dir, 'fit96.bin')]);
-  assert.equal(py.status, 0);
-  const fit96 = new Float32Array(readFileSync(join(dir, 'fit96.bin')).buffer.slice(0));
+  const fit96 = numpyValues(join(TRAINED, 'calibration.npy'), Float32Array, dir).slice(0, 96 * 1024);
   const node = await api.repair(model, converted, { calibration: { image: { data: fit96, dims: [96, 1, 32, 32] } } });
   assert.deepEqual(repair.layers.map((l) => [l.node, l.refitted]), node.report.layers.map((l) => [l.node, l.refitted]));
   const heldout = join(TRAINED, 'heldout.npz');

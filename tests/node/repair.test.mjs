@@ -4,7 +4,6 @@
 // of the original's on the 400 held-out samples the fit never saw. Accuracy is recomputed here
 // with onnxruntime-node directly, not taken from the check.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -12,21 +11,14 @@ import { test } from 'node:test';
 import ort from 'onnxruntime-node';
 
 import { createConverter } from '../../wasm/index.mjs';
-import { CLIS, TRAINED, scratch } from './helpers.mjs';
+import { CLIS, TRAINED, numpyValues, scratch } from './helpers.mjs';
 
 const lattice = await createConverter();
 const dir = scratch();
 const MODEL = join(TRAINED, 'digits.onnx');
 
-function raw(npy, TypedArray) {
-  const out = join(dir, `${npy}.bin`);
-  const r = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys; numpy.load(sys.argv[1]).tofile(sys.argv[2])', join(TRAINED, npy), out], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const bytes = readFileSync(out);
-  return new TypedArray(bytes.buffer, bytes.byteOffset, bytes.byteLength / TypedArray.BYTES_PER_ELEMENT);
-}
-const images = raw('heldout.npy', Float32Array);
-const labels = Array.from(raw('heldout_labels.npy', BigInt64Array), Number);
+const images = numpyValues(join(TRAINED, 'heldout.npy'), Float32Array, dir);
+const labels = Array.from(numpyValues(join(TRAINED, 'heldout_labels.npy'), BigInt64Array, dir), Number);
 
 // Held-out accuracy of a model (path or bytes), all samples in one run.
 async function accuracy(model) {
