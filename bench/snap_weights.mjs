@@ -25,7 +25,7 @@ const lattice = await createSyncConverter();
 // the input model the white-noise choice of `transfer` does not assume.
 function smoothed(inputs) {
   const values = {};
-  for (const [name, { dims, data: x }] of Object.entries(inputFeeds(inputs))) {
+  for (const [name, { dims, data: x }] of Object.entries(inputFeeds({ inputs, nodes: [] }))) {
     const [n, c, h, w] = dims;
     const y = new Float32Array(x.length);
     for (let p = 0; p < n * c; ++p) {

@@ -157,6 +157,9 @@ Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& opt
   // Pinned input shapes are what the analysis sees, the operator rules included.
   auto pinned = pin_input_shapes(*model, options);
   if (!pinned) return pinned.error();
+  if (call.before_conversion) {
+    if (auto s = call.before_conversion(describe_graph(*model, labels, size)); !s) return s.error();
+  }
   report.timings_ms.load = clock.lap_ms();
 
   ProgressFn passes;

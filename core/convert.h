@@ -2,6 +2,7 @@
 // The one entry point: model bytes + options in, converted bytes + report out. The native CLI,
 // the wasm module and the tests are thin shells over these two functions.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -61,6 +62,10 @@ struct ConvertCall {
   // Also describe the input and the converted model for a viewer (ConvertResult::description),
   // from the models in memory and the report's labels: the page's graph view.
   bool describe = false;
+  // Hears the input model's description (its pinned shapes in place) after it is read and before
+  // it is converted; an error it returns stops the conversion (the CLI's check refuses what it
+  // could not run before anything is written).
+  std::function<Status(const Json& input_description)> before_conversion;
 
   // A call reading the input's data files from `data_files` and naming the output's `data_file`
   // (the shells' and the tests' usual call).

@@ -43,10 +43,10 @@ std::optional<SnapWeights> parse_snap_weights(std::string_view text) {
 
 std::string_view snap_weights_name(SnapWeights method) { return method == SnapWeights::kTransfer ? "transfer" : "reinit"; }
 
-Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text) {
+Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text, std::string_view flag) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    return error("--input-shape '{}' is not NAME:d0,d1,... (for example input:1,3,640,640)", text);
+    return error("{} '{}' is not NAME:d0,d1,... (for example input:1,3,640,640)", flag, text);
   }
   std::vector<int64_t> dims;
   size_t start = colon + 1;
@@ -56,7 +56,7 @@ Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std
     int64_t d = 0;
     auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || d <= 0) {
-      return error("--input-shape '{}': '{}' is not a positive whole number", text, item);
+      return error("{} '{}': '{}' is not a positive whole number", flag, text, item);
     }
     dims.push_back(d);
     start = comma + 1;

@@ -50,7 +50,8 @@ struct Options {
 };
 
 // "NAME:1,3,640,640" (the name may itself hold ':'; the last one separates the dims).
-Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text);
+Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std::string& text,
+                                                                       std::string_view flag = "--input-shape");
 
 // "reinit" | "transfer" as the option's value, or nullopt.
 std::optional<SnapWeights> parse_snap_weights(std::string_view text);

@@ -450,6 +450,9 @@ class JsHost final : public lattice::Host {
   // The Node CLI's host runs the check after run_cli returns (onnxruntime is asynchronous).
   bool has_runtime() override { return js_.hasOwnProperty("requestCheck"); }
   void request_check(std::string request_json) override { js_.call<void>("requestCheck", request_json); }
+  std::string prepare_check(std::string request_json) override {
+    return js_.hasOwnProperty("prepareCheck") ? js_.call<std::string>("prepareCheck", request_json) : "";
+  }
 
  private:
   static std::optional<lattice::Error> failed(const val& r) {

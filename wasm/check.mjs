@@ -2,12 +2,14 @@
 // same graph inputs) on the same seeded random inputs in onnxruntime, and compares their outputs
 // (schema onnx-lattice-check/1). One module for every shell: the Node package runs it in a worker
 // thread with onnxruntime-node (check_node.mjs), the page in a worker with onnxruntime-web
-// (web/check-worker.js). It imports only the shared float16 codec: the caller hands it the runtime.
+// (web/check-worker.js). It imports only the float16 codec and the check's sizes (check_sizes.mjs):
+// the caller hands it the runtime.
 //
 // A model is {bytes, externalData: [{path, data}], description}: the model file, its data files
 // by `location`, and what the converter's describe() says of it (the graph inputs to feed, and
 // for the layerwise comparison the tensors each node computes, in topological order).
 
+import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { fromHalf, toHalf } from './half.mjs';
 
 export const CHECK_SCHEMA = 'onnx-lattice-check/1';
@@ -46,39 +48,43 @@ function generator(seed) {
   };
 }
 
-// The dims to feed `input`: its declared shape with the pinned dims (inputShapes) in place of
-// symbolic or unknown ones. An unpinned dynamic dimension is the caller's to choose: an error
-// naming the input and the dimension.
-function dimsOf(input, inputShapes) {
-  const pinned = inputShapes?.[input.name];
-  if (pinned) {
-    if (!Array.isArray(pinned) || pinned.some((d) => !Number.isInteger(d) || d < 0)) {
-      throw optionsError(`the pinned shape of input '${input.name}' must be a list of non-negative integers`);
-    }
-    return pinned;
-  }
-  if (!Array.isArray(input.shape)) {
-    throw optionsError(`input '${input.name}' has no declared shape: pin it (--input-shape ${input.name}:d0,d1,… / inputShapes)`);
-  }
-  return input.shape.map((d, axis) => {
-    if (typeof d === 'number' && d >= 0) return d;
-    const which = d === '?' ? 'an unknown dimension' : `the dynamic dimension '${d}'`;
-    throw optionsError(`input '${input.name}' has ${which} (axis ${axis}): pin it, e.g. ` +
-      `--input-shape ${input.name}:${input.shape.map((x) => (typeof x === 'number' && x >= 0 ? x : 1)).join(',')}`);
-  });
+// The error for inputs the check cannot size: `missing` (checkShapes') travels with it, so a
+// shell can say it in its own words (the CLI names its flag, the API its option).
+function sizesError(missing) {
+  const error = optionsError(missingSizesMessage(missing, 'api'));
+  error.missing = missing.map(({ input, axes, proposed }) => ({ input: { name: input.name, shape: input.shape }, axes, proposed }));
+  return error;
 }
 
-// Seeded values for every graph input: uniform in [lo, hi) for floating point, zeros for integer
-// and bool inputs unless `inputValues` gives them. Returns {name: {type, dims, data}}.
-export function inputFeeds(inputs, { seed = 0, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {}, inputValues = {} } = {}) {
+// The shape of every graph input a check feeds (checkShapes: given shapes, declared ones, a
+// dynamic batch as 1), or the error naming what must be given, and proposing it.
+export function feedShapes(description, inputShapes = {}) {
+  for (const [name, dims] of Object.entries(inputShapes ?? {})) {
+    if (!Array.isArray(dims) || dims.some((d) => !Number.isInteger(d) || d < 0)) {
+      throw optionsError(`the shape given for input '${name}' must be a list of non-negative integers`);
+    }
+  }
+  const { shapes, missing } = checkShapes(description, inputShapes ?? {});
+  if (missing.length) throw sizesError(missing);
+  return shapes;
+}
+
+// Seeded values for every graph input of a model (its description: inputs, and nodes for the
+// sizes it proposes), at feedShapes' sizes: uniform in [lo, hi) for floating point, zeros for
+// integer and bool inputs unless `inputValues` gives them. Sizes whose values could not be held
+// are refused before anything is allocated. Returns {name: {type, dims, data}}.
+export function inputFeeds(description, { seed = 0, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {}, inputValues = {} } = {}) {
   const next = generator(seed);
   const [lo, hi] = inputRange;
+  const shapes = feedShapes(description, inputShapes);
+  const tooLarge = sizesTooLarge(description, shapes, {});
+  if (tooLarge) throw optionsError(tooLarge);
   const feeds = {};
-  for (const input of inputs) {
+  for (const input of description.inputs) {
     const element = ELEMENT[input.type];
     if (!element) throw optionsError(`input '${input.name}' is of type ${input.type}, which the check cannot feed`);
     const [type, TypedArray] = element;
-    const dims = dimsOf(input, inputShapes);
+    const dims = shapes[input.name];
     const count = dims.reduce((a, b) => a * b, 1);
     const given = inputValues[input.name];
     const wide = TypedArray === BigInt64Array || TypedArray === BigUint64Array;
@@ -312,6 +318,16 @@ function checkOptions(options) {
   return { seed, inputRange: [...inputRange], tolerance: { rtol, atol } };
 }
 
+// A runtime's failure in words: running out of memory said as such (onnxruntime's own message
+// for it is a C++ exception's name).
+function runtimeFailure(cause) {
+  const message = String(cause?.message ?? cause);
+  if (/bad_alloc|out of memory|Failed to allocate|Array buffer allocation failed|Invalid typed array length/i.test(message)) {
+    return `it ran out of memory at these sizes: lower them (${message})`;
+  }
+  return message;
+}
+
 // Loads `model` with `extra` tensors as added graph outputs and runs it on each batch of feeds in
 // turn, handing each batch's outputs by name ({type, dims, data}) to `take(index, outputs)`.
 // Adds the time taken to `timings`. A failure is thrown as {stage: 'to load' | 'to run', cause}.
@@ -436,14 +452,50 @@ export function decisions(entry, original, candidate, labels) {
   return entry;
 }
 
-// One candidate's outputs (and layer tensors) against the original's, into `report`.
-function compareRuns(report, a, b, original, layers, options, tolerance) {
+// Why a comparison of this output tests nothing, or null: the original's output does not vary
+// (every element the same, or none finite), so no change could show in it.
+function constantOutput(values) {
+  let first = null;
+  for (const v of values) {
+    if (!Number.isFinite(v)) continue;
+    if (first === null) first = v;
+    else if (v !== first) return null;
+  }
+  if (first === null) return values.length ? 'the original\'s output holds no finite value' : 'the original\'s output has no elements';
+  return `the original's output holds one value (${figure(first, 3)}) in all its ${values.length} element${values.length === 1 ? '' : 's'}, so no change could show`;
+}
+
+// The tensors an applied rewrite's new nodes compute in the candidate (its graph outputs aside):
+// asked of the runtime so that a rewrite reduced to nothing at the check's sizes is seen.
+export function rewriteTensors(candidate, conversion) {
+  const made = new Set((conversion?.matches ?? []).filter((m) => m.applied).flatMap((m) => m.new_nodes));
+  const outputs = new Set(candidate.outputs.map((o) => o.name));
+  return candidate.nodes.filter((n) => made.has(n.name)).flatMap((n) => n.outputs.map((o) => o.name)).filter((t) => t && !outputs.has(t));
+}
+
+// One candidate's outputs (and layer tensors) against the original's, into `report`. The
+// verdict is 'pass', 'fail', or 'inconclusive' (with the reasons) when a comparison could not
+// have shown a change: never a pass for what was not tested.
+function compareRuns(report, a, b, original, layers, rewritten, options, tolerance) {
+  const reasons = [];
   for (const { name } of original.description.outputs) {
     if (!(name in b)) {
       report.outputs.push({ name, dtype: a[name].type, shape_original: [...a[name].dims], shape_candidate: null, comparable: false, pass: false, reason: 'the candidate has no such output', stats_original: statistics(valuesOf(a[name]) ?? []) });
       continue;
     }
-    report.outputs.push(decisions(compareTensor(name, a[name], b[name], tolerance), a[name], b[name], options.labels));
+    const entry = decisions(compareTensor(name, a[name], b[name], tolerance), a[name], b[name], options.labels);
+    const values = valuesOf(a[name]);
+    // A change shown is a change; only a pass on an output that cannot vary proves nothing.
+    const constant = entry.pass && values ? constantOutput(values) : null;
+    if (constant) {
+      Object.assign(entry, { pass: false, inconclusive: constant });
+      reasons.push(`output '${name}': ${constant}`);
+    }
+    report.outputs.push(entry);
+  }
+  for (const tensor of rewritten) {
+    const t = b[tensor];
+    if (t && t.dims.some((d) => d === 0)) reasons.push(`the rewritten layer's output '${tensor}' has no elements at these sizes (${t.dims.join('×')})`);
   }
   if (options.layerwise) {
     report.layers = [];
@@ -457,7 +509,10 @@ function compareRuns(report, a, b, original, layers, options, tolerance) {
     if (options.conversion) report.rewrites = rewriteChanges(report.layers, original.description, options.conversion);
   }
   const comparable = report.outputs.filter((o) => o.comparable);
-  report.pass = comparable.length > 0 && comparable.every((o) => o.pass);
+  const within = comparable.length > 0 && comparable.every((o) => o.pass || o.inconclusive);
+  report.pass = within && !reasons.length;
+  report.verdict = reasons.length && within ? 'inconclusive' : report.pass ? 'pass' : 'fail';
+  if (reasons.length) report.inconclusive = reasons;
 }
 
 // Runs the original once and every candidate on the same seeded inputs, and compares each
@@ -472,7 +527,7 @@ export async function checkCandidates(runtime, original, candidates, options = {
   const { seed, inputRange, tolerance } = checkOptions(options);
   for (const c of candidates) sameInputs(original.description, c.model.description);
   const given = options.samples;
-  const feeds = given?.feeds ?? inputFeeds(original.description.inputs, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
+  const feeds = given?.feeds ?? inputFeeds(original.description, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
   const batches = feedBatches(feeds, [original, ...candidates.map((c) => c.model)].flatMap((m) => m.description.inputs), given?.samples);
   const layers = candidates.map((c) => (options.layerwise ? layerTensors(original.description, c.model.description, c.conversion) : []));
   const timings = { load: 0, run: 0 };
@@ -483,7 +538,7 @@ export async function checkCandidates(runtime, original, candidates, options = {
   }));
   const steps = candidates.length + 1;
   const failed = (report, which, { stage, cause }) => Object.assign(report, {
-    error: `the ${which} model failed ${stage} in ${runtime.name}: ${cause?.message ?? cause}`, failed: which,
+    error: `the ${which} model failed ${stage} in ${runtime.name}: ${runtimeFailure(cause)}`, failed: which, verdict: 'fail',
   });
   const run = async (model, extra, spent) => {
     const kept = collector(model.description.outputs.map((o) => o.name));
@@ -505,8 +560,9 @@ export async function checkCandidates(runtime, original, candidates, options = {
     const own = { load: 0, run: 0 };
     try {
       onProgress(`running the ${c.label ?? 'candidate'} model`, (i + 1) / steps);
-      const outputs = await run(c.model, extraOutputs(layers[i]), own);
-      compareRuns(report, reference, outputs, original, layers[i], { ...options, labels: given?.labels, conversion: c.conversion }, report.tolerance);
+      const rewritten = rewriteTensors(c.model.description, c.conversion);
+      const outputs = await run(c.model, [...new Set([...extraOutputs(layers[i]), ...rewritten])], own);
+      compareRuns(report, reference, outputs, original, layers[i], rewritten, { ...options, labels: given?.labels, conversion: c.conversion }, report.tolerance);
     } catch (e) {
       if (!e?.stage) throw e;  // the comparison's own defect, not the model's
       failed(report, 'candidate', e);
@@ -564,17 +620,33 @@ export function figure(x, digits = 2) {
 }
 
 // A check's verdict in words, one line per output (the CLI's summary and the page's): `kind` is
-// 'fold_only' (must pass) or 'converted' (the Lattice rewrites change outputs by design).
+// 'fold_only' (must pass) or 'converted' (the Lattice rewrites change outputs by design). An
+// inconclusive comparison says why first.
 export function verdict(check, kind) {
   if (check.error) return [check.error];
+  const inconclusive = (check.inconclusive ?? []).map((reason) => `inconclusive: ${reason}: check at sizes (or on samples) where it varies`);
   if (kind === 'fold_only') {
     const worst = Math.max(0, ...check.outputs.filter((o) => o.comparable).map((o) => o.max_abs));
+    if (check.verdict === 'inconclusive') return [`the fold-only twin's check is ${inconclusive.join('; ')}`];
     // Exactly equal: nothing was folded, or the folds were exact in float (never "by more than 0").
     if (check.pass && worst === 0) return ['the fold-only twin computes every output exactly as the input'];
     return [check.pass ? `folding changed no output by more than ${figure(worst)}` :
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
-  return check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o)]);
+  return [...inconclusive, ...check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o)])];
+}
+
+// What both models were fed, in words: the samples (their conversions, how images became
+// tensors) or the seeded random values, and the shape of each run's inputs.
+export function fedText(check) {
+  const { inputs } = check;
+  const shapes = Object.entries(inputs.batch_shapes).map(([name, dims]) => `${name} ${dims.join('×')}`).join(', ');
+  if (inputs.source === 'random') return `${shapes}, uniform in [${inputs.range.join(', ')}), seed ${inputs.seed}`;
+  const p = inputs.preprocessing;
+  const images = p ? `; images ${p.resize === 'pad' ? 'padded' : 'stretched'} to ${p.height}×${p.width}, scaled to ${p.scale}, ${p.order.toUpperCase()}` : '';
+  const converted = inputs.conversions?.length ? ` (${inputs.conversions.join(', ')})` : '';
+  const runs = inputs.batches === 1 ? `in one batch, ${shapes}` : `in ${inputs.batches} batches like ${shapes}`;
+  return `${inputs.samples} samples of ${inputs.source}${converted} ${runs}${images}`;
 }
 
 // A share as people read it: one decimal, and never "0.0 %" or "100.0 %" for what is not.
@@ -593,6 +665,7 @@ function decisionLine(o, inputs) {
 }
 
 function distanceLine(o) {
+  if (o.inconclusive) return `output '${o.name}' is within the tolerance (max |Δ| ${figure(o.max_abs)}), which says nothing here`;
   if (!o.comparable) return `output '${o.name}': ${o.reason} (${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}); value statistics in the report`;
   if (o.pass) return `output '${o.name}' is unchanged within the tolerance (max |Δ| ${figure(o.max_abs)})`;
   const range = o.stats_original.max - o.stats_original.min;

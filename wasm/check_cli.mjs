@@ -2,13 +2,15 @@
 // `convert --check` like every command line (core/cli/check_request.h) and hands over a request;
 // this runs it (check_node.mjs), prints it, writes the check into the conversion's report and
 // gives the exit status.
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
-import { figure as shortFigure, finiteForJson, introducesNonFinite, percent, verdict } from './check.mjs';
+import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, percent, verdict } from './check.mjs';
+import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { runCheck } from './check_node.mjs';
 
-const EXIT = { ok: 0, failed: 1, usage: 2 };
+// 5: a comparison that could not have shown a change (check.mjs, compareRuns): neither a pass nor a failure.
+const EXIT = { ok: 0, failed: 1, usage: 2, inconclusive: 5 };
 
 // Three significant digits: a terminal line is read closer than the page's table.
 const figure = (x) => shortFigure(x, 3);
@@ -16,11 +18,8 @@ const shape = (dims) => (dims ? `[${dims.join('×')}]` : 'none');
 
 // One line per output (and the first tensor where the models part, layerwise), for a terminal.
 export function formatCheck(check, original, candidate) {
-  const fed = check.inputs?.source && check.inputs.source !== 'random'
-    ? `${check.inputs.samples} samples of ${check.inputs.source}${check.inputs.conversions ? ` (${check.inputs.conversions.join(', ')})` : ''}`
-    : `seed ${check.seed}, inputs uniform in [${check.input_range.join(', ')})`;
   const lines = [`check: ${candidate} against ${original} in ${check.runtime.name} ${check.runtime.version}` +
-    ` (${fed}, rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol})`];
+    ` (${check.inputs ? `${fedText(check)}, ` : ''}rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol})`];
   if (check.error) return `${lines[0]}\n  ${check.error}\n`;
   for (const o of check.outputs) {
     if (o.top1_agreement !== undefined) {
@@ -28,7 +27,7 @@ export function formatCheck(check, original, candidate) {
         (o.accuracy ? `; accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)}` : ''));
     }
     lines.push(o.comparable
-      ? `  ${o.pass ? 'pass' : 'FAIL'}  ${o.name} ${shape(o.shape_original)}: max |Δ| ${figure(o.max_abs)} at [${o.max_abs_index}], ` +
+      ? `  ${o.inconclusive ? '?   ' : o.pass ? 'pass' : 'FAIL'}  ${o.name} ${shape(o.shape_original)}: max |Δ| ${figure(o.max_abs)} at [${o.max_abs_index}], ` +
         `mean ${figure(o.mean_abs)}, p99 ${figure(o.p99_abs)}, max rel ${figure(o.max_rel)}; passes at atol ≥ ${figure(o.min_atol)}` +
         (o.nan[1] || o.inf[1] ? `; NaN ${o.nan[0]} → ${o.nan[1]}, inf ${o.inf[0]} → ${o.inf[1]}` : '')
       : `  —     ${o.name}: ${o.reason}, ${shape(o.shape_original)} → ${shape(o.shape_candidate)}`);
@@ -41,7 +40,9 @@ export function formatCheck(check, original, candidate) {
       lines.push(`    ${figure(r.max_abs)} at '${r.tensor}' (${figure(r.max_abs_in)} entering)  ${r.match_id}`);
     }
   }
-  lines.push(check.pass ? 'check passed' : 'check FAILED');
+  for (const reason of check.inconclusive ?? []) lines.push(`  inconclusive: ${reason}`);
+  lines.push(check.verdict === 'inconclusive' ? 'check INCONCLUSIVE: it could not have shown a change; check at sizes (or on samples) where the outputs vary'
+    : check.pass ? 'check passed' : 'check FAILED');
   return `${lines.join('\n')}\n`;
 }
 
@@ -72,12 +73,35 @@ export function repairLines(repair) {
   return lines;
 }
 
+// What is wrong with a check request before its conversion runs ('' when nothing), from the
+// input model's description the core hands over (core/cli/cli.cc): the sizes to feed, what
+// holding them would take, and the samples' files, so that none of it is found after the
+// conversion has written its files.
+export function prepareCheck(request) {
+  const { description, options } = request;
+  const sources = [options.inputs, options.labels, ...(request.repair?.calibration ?? [])].filter((p) => p !== undefined);
+  const absent = sources.find((path) => !existsSync(path));
+  if (absent !== undefined) return `${absent}: no such file or folder`;
+  // Samples size every input themselves (and are checked against them as they are read).
+  if (options.inputs !== undefined || request.repair?.calibration?.length) return '';
+  const { shapes, missing } = checkShapes(description, options.inputShapes);
+  if (missing.length) return missingSizesMessage(missing, 'cli');
+  return sizesTooLarge(description, shapes) ?? '';
+}
+
+// A usage error and the data behind it are the caller's to correct (exit 2); sizes the check
+// could not choose are said with the CLI's flag.
+const isUsage = (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' || e.code === 'ERR_ONNX_LATTICE_DATA';
+const cliMessage = (e) => (e.missing ? missingSizesMessage(e.missing, 'cli') : e.message);
+
+// The exit status of a comparison: passed, inconclusive, or failed.
+const statusOf = (check) => (check.verdict === 'inconclusive' ? EXIT.inconclusive : check.pass ? EXIT.ok : EXIT.failed);
+
 // Runs a request from the core; returns the exit status. `host` prints ({out, err}).
 export async function runCheckRequest(request, host) {
   const fail = (e) => {
-    // Options and the data given with them are the caller's to correct: a usage error.
-    const usage = e.code === 'ERR_ONNX_LATTICE_OPTIONS' || e.code === 'ERR_ONNX_LATTICE_DATA';
-    host.err(`onnx-lattice: ${usage ? '' : 'error: '}${e.message}\n`);
+    const usage = isUsage(e);
+    host.err(`onnx-lattice: ${usage ? '' : 'error: '}${cliMessage(e)}\n`);
     return usage ? EXIT.usage : EXIT.failed;
   };
   const options = { ...request.options };
@@ -85,7 +109,7 @@ export async function runCheckRequest(request, host) {
     if (request.command === 'check') {
       const { report } = await runCheck({ original: request.original, candidate: request.candidate }, options);
       host.out(request.json ? `${JSON.stringify(finiteForJson(report))}\n` : formatCheck(report, request.original, request.candidate));
-      return report.pass ? EXIT.ok : EXIT.failed;
+      return statusOf(report);
     }
     // convert --check / --repair: the converted model (repaired first) and the fold-only twin,
     // each against the input.
@@ -96,8 +120,9 @@ export async function runCheckRequest(request, host) {
       result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair },
         { ...options, conversion });
     } catch (e) {
-      // Without its repair, the converted model is not what was asked for: nothing stays written.
-      if (repair) for (const path of [...(request.written ?? []), ...(request.report_path && request.report_path !== '-' ? [request.report_path] : [])]) rmSync(path, { force: true });
+      // Without its repair, the converted model is not what was asked for, and a usage error is
+      // the caller's to correct before anything is written: nothing stays written.
+      if (repair || isUsage(e)) for (const path of [...(request.written ?? []), ...(request.report_path && request.report_path !== '-' ? [request.report_path] : [])]) rmSync(path, { force: true });
       throw e;
     }
     if (result.repair) {
@@ -110,14 +135,16 @@ export async function runCheckRequest(request, host) {
     if (request.report_path) writeReport(request.report_path, conversion, host.out);
     if (request.report_path !== '-') {
       const lines = [...(result.repair ? repairLines(result.repair) : []),
-        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, 'converted')].map((l) => `check: ${l}`) : [])];
+        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, 'converted'),
+          ...(converted.inputs ? [`fed ${fedText(converted)}`] : [])].map((l) => `check: ${l}`) : [])];
       host.out(lines.map((l) => `${l}\n`).join(''));
     }
     if (!request.check) return EXIT.ok;
     // The rewrites change outputs by design; a model that no longer runs, produces NaN or
     // infinity the original does not, or folds that are not exact, fail the conversion's check.
-    const broken = converted.error || introducesNonFinite(converted) || !twin.pass;
-    return broken ? EXIT.failed : EXIT.ok;
+    const broken = converted.error || introducesNonFinite(converted) || statusOf(twin) === EXIT.failed;
+    if (broken) return EXIT.failed;
+    return [twin, converted].some((c) => c.verdict === 'inconclusive') ? EXIT.inconclusive : EXIT.ok;
   } catch (e) {
     return fail(e);
   }

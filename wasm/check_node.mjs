@@ -63,7 +63,7 @@ export function runCheck({ original, candidate, twin = false, repair }, options 
     worker.on('message', (m) => {
       if (m.type === 'progress') onProgress?.({ stage: m.stage, fraction: m.fraction });
       else if (m.type === 'result') { settled = true; resolve(m); }
-      else if (m.type === 'error') { settled = true; reject(coded(m.message, m.code, m.path ? { path: m.path, errno: m.errno } : {})); }
+      else if (m.type === 'error') { settled = true; reject(coded(m.message, m.code, { ...(m.path ? { path: m.path, errno: m.errno } : {}), ...(m.missing ? { missing: m.missing } : {}) })); }
     });
     worker.on('error', (e) => { if (!settled) { settled = true; reject(coded(`the check stopped: ${e.message}`, 'ERR_ONNX_LATTICE_CHECK')); } });
     worker.on('exit', (status) => { if (!settled) reject(coded(`the check stopped (exit ${status})`, 'ERR_ONNX_LATTICE_CHECK')); });

@@ -5,11 +5,12 @@
 // shared comparison (check.mjs) and posts the report; one worker per check, so the runtime's
 // memory goes back when it ends.
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { checkCandidates } from './check.mjs';
+import { checkCandidates, feedShapes } from './check.mjs';
+import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
 
@@ -92,6 +93,18 @@ function twinOptions(conversion) {
   };
 }
 
+// Random inputs at sizes whose activations this machine could not hold are refused before
+// anything runs. The estimate needs every activation's shape at those sizes: a description of the
+// original with its inputs pinned to them gives it.
+function refuseOversized(module, source, reference, inputShapes) {
+  const shapes = feedShapes(reference.description, inputShapes);
+  const dynamic = reference.description.inputs.some((i) => !Array.isArray(i.shape) || i.shape.some((d) => typeof d !== 'number'));
+  const sized = dynamic ? modelFrom(module, source, 'original', { target: 'none', foldBatchNorm: false, inputShapes: shapes }).description : reference.description;
+  const weightBytes = reference.bytes.length + reference.externalData.reduce((n, f) => n + f.data.length, 0);
+  const refusal = sizesTooLarge(sized, shapes, { weightBytes, limit: totalmem(), where: 'this machine has' });
+  if (refusal) throw coded(refusal, 'ERR_ONNX_LATTICE_OPTIONS');
+}
+
 try {
   const { original, candidate, twin, repair, options, stop } = workerData;
   const signal = { get aborted() { return Atomics.load(stop, 0) === 1; } };
@@ -101,6 +114,7 @@ try {
   const engine = await createEngine();
   const module = engine._module;
   const reference = modelFrom(module, original, 'original');
+  if (options.inputs === undefined && !repair?.calibration.length) refuseOversized(module, original, reference, options.inputShapes);
   // The original runs once for both comparisons. The twin is the original converted again with
   // the conversion's options; its own report names the folds behind its tensors. Folds are exact
   // up to float rounding, which grows with the values' scale: its atol is scaled by each
@@ -124,7 +138,7 @@ try {
     onProgress('reading the calibration samples', 0);
     const given = [];
     for (const source of repair.calibration) given.push(await read(source));
-    const calibration = given.length ? joinSamples(given) : randomSamples(reference.description.inputs, rest);
+    const calibration = given.length ? joinSamples(given) : randomSamples(reference.description, rest);
     // Without samples of its own, the check takes the calibration's last quarter, which the fit
     // does not see: a figure on the samples a fit was made on would flatter it.
     let fit = calibration;
@@ -139,5 +153,5 @@ try {
   if (repaired) Object.assign(message, { repair: repaired.report, repaired: repaired.bytes });
   post(message);
 } catch (e) {
-  post({ type: 'error', message: e.message, code: e.code ?? 'ERR_ONNX_LATTICE_CHECK', path: e.path, errno: e.errno });
+  post({ type: 'error', message: e.message, code: e.code ?? 'ERR_ONNX_LATTICE_CHECK', path: e.path, errno: e.errno, missing: e.missing });
 }

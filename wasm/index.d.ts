@@ -291,7 +291,8 @@ export interface CheckOptions {
   /** Multiply atol by each output's largest |value| (at least 1): float rounding grows with the values'
    *  scale, so an exact rewrite is judged by it. `convert --check` uses it for the fold-only twin. Default false. */
   scaleAtol?: boolean;
-  /** Dims for dynamic dimensions, e.g. {images: [1, 3, 640, 640]}; an unpinned one is an error naming it. */
+  /** The sizes to feed, e.g. {images: [1, 3, 640, 640]}. A dynamic batch (axis 0) is 1; any other
+   *  dynamic dimension must be given: the error names it and proposes a size from the model. */
   inputShapes?: Record<string, number[]>;
   /** Values of inputs, flat, e.g. integer ids; integer and bool inputs are zeros unless given. */
   inputValues?: Record<string, ArrayLike<number | bigint>>;
@@ -348,6 +349,8 @@ export interface CheckedOutput {
   /** With tolerance.scaled: atol times the output's largest |value| (at least 1), the atol applied. */
   atol_used?: number;
   pass: boolean;
+  /** Why a pass on this output says nothing: the original computes it as one value. */
+  inconclusive?: string;
   /** For an output shaped [N, K] (K > 1): the share of the N samples whose largest of the K values
    *  is at the same index in both models (the same top-1 class). */
   top1_agreement?: number;
@@ -372,8 +375,14 @@ export interface CheckReport {
     seed?: number; range?: [number, number]; batches?: number; labels?: number; conversions?: string[];
     preprocessing?: Required<ImagePreprocessing> & { layout: 'nchw' | 'nhwc'; channels: 1 | 3; height: number; width: number };
   };
-  /** Every comparable output within the tolerance (and at least one comparable), and both models ran. */
+  /** Every comparable output within the tolerance (and at least one comparable), both models ran,
+   *  and the comparison could have shown a change (never true when inconclusive). */
   pass: boolean;
+  /** 'inconclusive' when every output is within the tolerance but the comparison could not have
+   *  shown a change: an output the original computes as one value, or a rewritten layer's output
+   *  with no elements at the sizes fed (the reasons in `inconclusive`). */
+  verdict: 'pass' | 'fail' | 'inconclusive';
+  inconclusive?: string[];
   /** A model that failed to load or run (then `failed` says which: 'original' or 'candidate'). */
   error?: string;
   failed?: 'original' | 'candidate';

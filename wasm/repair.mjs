@@ -5,7 +5,7 @@
 // Cholesky solve) and the writing of the new weights are the converter's own compiled code
 // (core/repair), so Node and the page run the same. One module for both shells, like check.mjs:
 // it imports only check.mjs and is handed the runtime and the converter's module.
-import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, compareTensor, computeTensors, feedBatches, inputFeeds, joinTensors, sliceFeeds } from './check.mjs';
+import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, compareTensor, computeTensors, feedBatches, feedShapes, inputFeeds, joinTensors, sliceFeeds } from './check.mjs';
 
 export const REPAIR_DEFAULTS = Object.freeze({ ridge: 1e-3, maxRows: 16384, seed: 0 });
 // The original's targets are held for every sample at once; above this the caller is told to
@@ -207,17 +207,14 @@ export function holdOut(samples) {
   return [slice(samples, 0, kept, `${samples.source} [0, ${kept})`), slice(samples, kept, samples.samples, `${samples.source} [${kept}, ${samples.samples}), held out from the repair`)];
 }
 
-// Without calibration data: RANDOM_SAMPLES seeded random inputs in the check's input range,
-// every dynamic dimension but the batch pinned (inputShapes), as the check's random inputs are.
+// Without calibration data: RANDOM_SAMPLES seeded random inputs in the check's input range, at
+// the check's sizes (inputShapes; every dynamic dimension but the batch given), as the check's
+// random inputs are. `description`: the original's.
 export const RANDOM_SAMPLES = 32;
-export function randomSamples(inputs, { seed = 0, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {} } = {}) {
-  const shapes = {};
-  for (const input of inputs) {
-    const dims = inputShapes[input.name] ?? input.shape;
-    if (!Array.isArray(dims)) throw optionsError(`input '${input.name}' has no declared shape: pin it (--input-shape / inputShapes)`);
-    shapes[input.name] = [RANDOM_SAMPLES, ...dims.slice(1)];
-  }
-  const feeds = inputFeeds(inputs, { seed, inputRange, inputShapes: shapes });
+export function randomSamples(description, { seed = 0, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {} } = {}) {
+  const sized = feedShapes(description, inputShapes);
+  const shapes = Object.fromEntries(Object.entries(sized).map(([name, dims]) => [name, [RANDOM_SAMPLES, ...dims.slice(1)]]));
+  const feeds = inputFeeds(description, { seed, inputRange, inputShapes: shapes });
   return { feeds, samples: RANDOM_SAMPLES, source: `${RANDOM_SAMPLES} random inputs`, random: true, seed };
 }
 

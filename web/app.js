@@ -401,35 +401,43 @@ function offerRepaired({ repair, repaired }, repairText) {
 
 // The check's fold-only twin comes from the conversion worker (it holds the module and the input).
 let twinArrived = null;
-function makeTwin() {
+// `inputShapes`: the check's sizes, so that the twin's description gives every activation's
+// shape at them (what the memory estimate reads); none when samples size the runs.
+function makeTwin(inputShapes) {
   return new Promise((resolve, reject) => {
     twinArrived = (data) => {
       twinArrived = null;
       if (data.message) reject(new Error(data.message)); else resolve(data);
     };
-    worker.postMessage({ type: 'twin', options: options() });
+    worker.postMessage({ type: 'twin', options: { ...options(), ...(inputShapes ? { inputShapes } : {}) } });
   });
 }
 
 // "Check": the input, the converted model and the fold-only twin in onnxruntime-web, in a worker of
 // its own that is ended afterwards (its memory goes back). A model the runtime cannot hold is
 // refused before anything loads.
-async function check(pinned = {}, repair = false) {
+async function check(given = {}, repair = false) {
   ui.checkResult.hidden = true;  // until this check's result is in
   // Loaded on first use, as the runtime is: none of it weighs on the page's first load.
-  const { CHECK_MEMORY_LIMIT, changeText, finiteForJson, renderCheck, repairText, runtimePeak, unpinnedInputs } = await import('./check-panel.js');
+  const { CHECK_MEMORY_LIMIT, changeText, checkShapes, finiteForJson, renderCheck, repairText, sizesTooLarge } = await import('./check-panel.js');
   const { report } = current;
-  const inputShapes = { ...report.input_shapes, ...pinned };
-  // Given samples size every dynamic dimension themselves.
+  // Given samples size every dynamic dimension themselves; otherwise a dynamic batch is 1 and
+  // any other dynamic dimension is asked for, with the size the model suggests.
   const data = samples.samples();
-  const pin = data ? [] : unpinnedInputs(current.input.inputs, inputShapes);
-  if (pin.length) return renderCheck(ui.checkResult, { pin, onPin: (shapes) => check(shapes, repair) });
+  const { shapes: inputShapes, missing } = checkShapes(current.input, { ...report.input_shapes, ...given });
+  if (!data && missing.length) return renderCheck(ui.checkResult, { missing, onSizes: (shapes) => check(shapes, repair) });
+  // Refused before anything loads: a model onnxruntime-web could not hold (the input's own
+  // description, whose unknown shapes count nothing), then sizes whose activations it could not
+  // (the twin's, described at those sizes).
   const dataBytes = Object.values(inputFiles).reduce((n, f) => n + f.size, 0);
-  const peak = runtimePeak(report.input.bytes + dataBytes, current.input);
-  if (peak > CHECK_MEMORY_LIMIT) {
-    renderCheck(ui.checkResult, { refused: peak });
-    return;
-  }
+  const memory = { weightBytes: report.input.bytes + dataBytes, limit: CHECK_MEMORY_LIMIT, where: 'WebAssembly allows the page' };
+  const refuse = (refused) => {
+    busy(false);
+    renderCheck(ui.checkResult, { refused });
+    setStatus('The check was refused: too large for the browser.');
+  };
+  const tooLarge = sizesTooLarge(current.input, data ? {} : inputShapes, memory);
+  if (tooLarge) return refuse(tooLarge);
   const started = performance.now();
   busySince = started;
   setStatus(repair ? 'Repairing…' : 'Checking…');
@@ -437,7 +445,9 @@ async function check(pinned = {}, repair = false) {
   let checker = null;
   try {
     showProgress('making the fold-only twin', 0);
-    const twin = await makeTwin();
+    const twin = await makeTwin(data ? undefined : inputShapes);
+    const atSizes = data ? null : sizesTooLarge(twin.description, inputShapes, memory);
+    if (atSizes) return refuse(atSizes);
     // A check after a repair checks the repaired model (the download); a repair starts again
     // from the converted one.
     const converted = !repair && current.repaired ? current.repaired : await current.files.promise;
@@ -471,7 +481,11 @@ async function check(pinned = {}, repair = false) {
     if (result.repair) offerRepaired(result, repairText);
     busy(false);
     renderCheck(ui.checkResult, { check: result.check, repair: result.repair, ms: performance.now() - started });
-    setStatus(`${result.repair ? 'Repaired and checked' : 'Checked'} in ${Math.round(performance.now() - started)} ms.`);
+    // A model that failed to load or run is a failed check, however long it took to say so.
+    const failure = result.check.converted.error ?? result.check.fold_only.error;
+    const inconclusive = [result.check.converted, result.check.fold_only].some((c) => c.verdict === 'inconclusive');
+    setStatus(failure ? `The check failed: ${failure}`
+      : `${result.repair ? 'Repaired and checked' : 'Checked'}${inconclusive ? ' (inconclusive)' : ''} in ${Math.round(performance.now() - started)} ms.`);
     offerReport(finiteForJson);
     renderPlan(report);
   } catch (e) {

@@ -1,25 +1,12 @@
-// The check's result in the page: the verdict in words, a table per comparison, and the size
-// estimate that refuses a model onnxruntime-web cannot hold.
-import { figure, percent, verdict } from './check.mjs';
+// The check's result in the page: the verdict in words, a table per comparison, the sizes to
+// check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
+import { fedText, figure, percent, verdict } from './check.mjs';
 
 export { finiteForJson } from './check.mjs';
-import { formatBytes } from './ops.js';
+export { checkShapes, sizesTooLarge } from './check_sizes.mjs';
 
 // onnxruntime-web is 32-bit WebAssembly: 4 GiB of memory at most.
 export const CHECK_MEMORY_LIMIT = 4 * 2 ** 30;
-
-// About what the runtime needs at its peak: the weights twice (the model's bytes it is given,
-// and the initializers it makes of them) and every activation (the layerwise check keeps them
-// all; shapes the converter could not infer count nothing).
-export function runtimePeak(weightBytes, description) {
-  let activations = 0;
-  for (const node of description.nodes) {
-    for (const o of node.outputs) {
-      if (Array.isArray(o.shape) && o.shape.every((d) => typeof d === 'number')) activations += 4 * o.shape.reduce((a, b) => a * b, 1);
-    }
-  }
-  return 2 * weightBytes + activations;
-}
 
 // What a rewrite changed, measured at its output (layerwise), for its plan row and its nodes.
 export function changeText(change) {
@@ -47,7 +34,7 @@ function table(caption, check) {
     const top1 = decides ? [o.top1_agreement === undefined ? '' : percent(o.top1_agreement)] : [];
     const cells = o.comparable
       ? [o.name, o.shape_original.join('×'), ...top1, figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
-        `${o.nan[1]} / ${o.inf[1]}`, o.pass ? 'yes' : 'no']
+        `${o.nan[1]} / ${o.inf[1]}`, o.inconclusive ? 'says nothing' : o.pass ? 'yes' : 'no']
       : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, ...top1, o.reason, '', '', '', '', '—'];
     for (const c of cells) row.append(el('td', c));
     body.append(row);
@@ -56,40 +43,35 @@ function table(caption, check) {
   return t;
 }
 
-// The graph inputs whose shape the check cannot know: each with the axes neither the model nor
-// the conversion's pinned shapes fix ([{name, shape, axes}]).
-export function unpinnedInputs(inputs, inputShapes) {
-  return inputs.filter((i) => !inputShapes[i.name]).map((i) => ({
-    ...i, axes: (i.shape ?? []).flatMap((d, axis) => (typeof d === 'number' && d >= 0 ? [] : [axis])),
-  })).filter((i) => i.axes.length);
-}
-
-// What the CLI asks for with --input-shape: a size per dynamic dimension, one field each (1 by
-// default, as a batch of one is what a check needs); `onPin({name: dims})` checks with them.
-function pinForm(box, inputs, onPin) {
+// The sizes to check at, for the inputs whose dynamic dimensions the model leaves open (what the
+// CLI asks for with --check-shape): a field per dimension, starting at the size the model
+// suggests (check_sizes.mjs, proposeShape), and why; `onSizes({name: dims})` checks with them.
+function sizesForm(box, missing, onSizes) {
   const form = el('form');
-  form.append(el('p', 'The model\'s inputs have dynamic dimensions: give each a size to check with.'));
+  form.append(el('p', 'The model\'s inputs have dynamic dimensions: give each the size to check at. A size that reduces ' +
+    'the model to a pixel tests nothing.'));
   const fields = [];
-  for (const input of inputs) {
-    for (const axis of input.axes) {
+  for (const { input, axes, proposed } of missing) {
+    for (const axis of axes) {
       const label = el('label', `${input.name}, axis ${axis} (${input.shape[axis]}) `);
-      const field = Object.assign(el('input'), { type: 'number', min: 1, step: 1, value: 1, required: true });
+      const field = Object.assign(el('input'), { type: 'number', min: 1, step: 1, value: proposed?.dims[axis] ?? '', required: true });
       field.dataset.testid = 'check-dimension';
       label.append(field);
       form.append(label);
       fields.push({ input, axis, field });
     }
+    if (proposed) form.append(el('p', `Suggested for ${input.name}: ${proposed.rule}.`, 'hint'));
   }
   const go = Object.assign(el('button', 'Check with these sizes'), { type: 'submit' });
   form.append(go);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    const shapes = Object.fromEntries(inputs.map((i) => [i.name, [...i.shape]]));
+    const shapes = Object.fromEntries(missing.map(({ input, proposed }) => [input.name, [...(proposed?.dims ?? input.shape)]]));
     for (const { input, axis, field } of fields) shapes[input.name][axis] = Number(field.value);
-    onPin(shapes);
+    onSizes(shapes);
   });
   box.append(form);
-  fields[0].field.focus();
+  fields[0]?.field.focus();
 }
 
 // A refitted layer's change at its target, for its plan row.
@@ -106,20 +88,20 @@ function repairSummary(repair) {
     'The check below runs it on samples the fit did not see.';
 }
 
-// {check, repair?, ms} | {error} | {refused: estimated bytes} | {pin: unpinnedInputs(), onPin}
-export function renderCheck(box, { check, repair, ms, error, refused, pin, onPin }) {
+// {check, repair?, ms} | {error} | {refused: why (sizesTooLarge)} | {missing: checkShapes().missing, onSizes}
+export function renderCheck(box, { check, repair, ms, error, refused, missing, onSizes }) {
   box.hidden = false;
   box.replaceChildren();
   delete box.dataset.foldPass;
   delete box.dataset.convertedRuns;
-  if (pin) {
-    pinForm(box, pin, onPin);
+  delete box.dataset.verdict;
+  if (missing) {
+    sizesForm(box, missing, onSizes);
     return;
   }
   if (refused !== undefined) {
     box.dataset.refused = 'true';
-    box.append(el('p', `This model is too large to check in the browser: onnxruntime-web would need about ${formatBytes(refused)} ` +
-      `(twice the weights plus the activations) of the ${formatBytes(CHECK_MEMORY_LIMIT)} WebAssembly allows. Check it with the ` +
+    box.append(el('p', `This is too large to check in the browser: ${refused}. Check it with the ` +
       'Node CLI: onnx-lattice convert MODEL.onnx -o OUT.onnx --check, or onnx-lattice check MODEL.onnx OUT.onnx.', 'error'));
     return;
   }
@@ -130,6 +112,7 @@ export function renderCheck(box, { check, repair, ms, error, refused, pin, onPin
   const { converted, fold_only: fold } = check;
   box.dataset.foldPass = String(fold.pass);
   box.dataset.convertedRuns = String(!converted.error);
+  box.dataset.verdict = [fold, converted].some((c) => c.verdict === 'inconclusive') ? 'inconclusive' : fold.pass ? 'pass' : 'fail';
   if (repair) {
     const summary = el('p', repairSummary(repair), 'repair-summary');
     summary.dataset.testid = 'repair-summary';
@@ -144,16 +127,6 @@ export function renderCheck(box, { check, repair, ms, error, refused, pin, onPin
     box.append(el('p', `Layer by layer, the first tensor beyond the tolerance is '${converted.first_failing.tensor}'` +
       `${converted.first_failing.match_id ? `, the output of ${converted.first_failing.match_id}` : ''}; each rewrite's change is in its plan row.`));
   }
-  box.append(el('p', `${converted.runtime.name} ${converted.runtime.version}, ${fedWith(converted.inputs, converted)}, ` +
+  box.append(el('p', `${converted.runtime.name} ${converted.runtime.version}, fed ${fedText(converted)}, ` +
     `rtol ${converted.tolerance.rtol}, atol ${converted.tolerance.atol}; ${Math.round(ms)} ms.`, 'hint'));
-}
-
-// What both models were fed, in words: the samples (and how images became tensors), or the seeded
-// random values.
-function fedWith(inputs, check) {
-  const shapes = Object.entries(inputs.batch_shapes).map(([name, dims]) => `${name} ${dims.join('×')}`).join(', ');
-  if (inputs.source === 'random') return `seed ${check.seed}, inputs uniform in [${check.input_range.join(', ')}) (${shapes})`;
-  const p = inputs.preprocessing;
-  const images = p ? `; images ${p.resize === 'pad' ? 'padded' : 'stretched'} to ${p.height}×${p.width}, scaled to ${p.scale}, ${p.order.toUpperCase()}` : '';
-  return `${inputs.samples} samples of ${inputs.source} in ${inputs.batches} batch${inputs.batches === 1 ? '' : 'es'} (${shapes})${images}`;
 }

@@ -63,7 +63,7 @@ self.onmessage = async ({ data }) => {
       // The samples picked are the calibration: the fit takes three quarters, the check the
       // quarter it never saw (without samples, seeded random inputs for both, said so).
       const { holdOut, randomSamples, repairModel } = await import('./repair.mjs');
-      let fit = options.samples ?? randomSamples(original.description.inputs, options);
+      let fit = options.samples ?? randomSamples(original.description, options);
       if (options.samples) [fit, options.samples] = holdOut(options.samples);
       repaired = await repairModel(runtime, converterOn(data.repair.port), original, candidate, data.conversion, fit, options, post);
       candidate.bytes = repaired.bytes;

@@ -29,6 +29,17 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
     (flag == "--repair" ? check.repair : check.layerwise) = true;
     return true;
   }
+  if (flag == "--check-shape") {
+    FlagValue v = value();
+    if (!v) return error("--check-shape needs NAME:d0,d1,...");
+    auto shape = parse_input_shape(*v, "--check-shape");
+    if (!shape) return shape.error();
+    for (const auto& [name, dims] : check.shapes) {
+      if (name == shape->first) return error("--check-shape gives the size of '{}' twice", name);
+    }
+    check.shapes.push_back(std::move(shape).value());
+    return true;
+  }
   if (flag == "--calibration") {
     FlagValue v = value();
     if (!v || v->empty()) return error("--calibration needs a file or folder of samples");
@@ -83,8 +94,10 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
 Json check_request(std::string_view command, const std::string& original, const std::string& candidate,
                    const CheckFlags& check, const Options& options, const std::string& report_path, const Json* report,
                    bool json) {
+  // The model's pinned shapes, and over them the check's own sizes.
   Json shapes = Json::object();
   for (const auto& [name, dims] : options.input_shapes) shapes.set(name, Json::array_of(dims));
+  for (const auto& [name, dims] : check.shapes) shapes.set(name, Json::array_of(dims));
   Json o = Json::object().set("inputShapes", std::move(shapes)).set("layerwise", check.layerwise);
   if (check.seed) o.set("seed", static_cast<int64_t>(*check.seed));
   if (check.input_range) o.set("inputRange", Json::array_of(std::vector<double>{check.input_range->first, check.input_range->second}));

@@ -29,17 +29,21 @@ struct CheckFlags {
   // seeded random inputs) before it checks; also a request for a host with a runtime.
   bool repair = false;
   std::vector<std::string> calibration;
+  // --check-shape NAME:d0,...: the size the check feeds an input, leaving the converted model's
+  // declared shape alone (--input-shape pins the model itself).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
 
   bool runs_models() const { return requested || repair; }
 
   bool any_given() const {
-    return layerwise || seed || rtol || atol || input_range || inputs || labels || image_resize || image_scale || image_order;
+    return layerwise || seed || rtol || atol || input_range || inputs || labels || image_resize || image_scale || image_order ||
+           !shapes.empty();
   }
 };
 
 // The flag and its value (nullopt when the command line ends) if it is one of the check's
 // (--layerwise, --seed N, --input-range LO,HI, --rtol R, --atol A, --inputs PATH, --labels FILE,
-// --image-resize, --image-scale, --image-order): true when taken, or a usage error naming what
+// --image-resize, --image-scale, --image-order, --check-shape NAME:DIMS): true when taken, or a usage error naming what
 // is wrong with the value.
 using FlagValue = std::optional<std::string>;
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check);

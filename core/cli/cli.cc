@@ -62,6 +62,7 @@ constexpr Flag kCheckFlags[] = {
     {"--image-resize stretch|pad", "images to the input's H×W: stretched (default) or aspect kept, zero-padded"},
     {"--image-scale SCALE", "pixel values to 0,1 (default: [0, 1]), 0,2 (Lattice's [0, 2)), -1,1 or imagenet (mean/std)"},
     {"--image-order rgb|bgr", "channel order of a 3-channel input (default rgb)"},
+    {"--check-shape NAME:1,3,640,640", "the size the check feeds a dynamic input, the model left as it is (repeatable)"},
 };
 constexpr Flag kConvertCheckFlag[] = {
     {"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"},
@@ -81,7 +82,8 @@ constexpr Flag kCommonFlags[] = {
 };
 constexpr std::string_view kExitStatus =
     "\nexit status: 0 success, 1 the model was rejected (nothing written), 2 usage error,\n"
-    "3 a file could not be read or written, 4 --fail-on-unsupported and the target cannot run some node;\n"
+    "3 a file could not be read or written, 4 --fail-on-unsupported and the target cannot run some node,\n"
+    "5 the check was inconclusive (its outputs could not have shown a change at the sizes fed);\n"
     "several models: the worst of theirs (3, then 2, then 1, then 4)\n";
 
 std::string flag_lines(std::span<const Flag> flags) {
@@ -285,7 +287,8 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
   if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
   if (convert && !cmd.check.requested && cmd.check.any_given()) {
-    return UsageError{"--layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels and --image-* are the check's: add --check"};
+    return UsageError{"--layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --image-* and --check-shape are "
+                      "the check's: add --check"};
   }
   if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
   if (!cmd.check.calibration.empty() && !cmd.check.repair) return UsageError{"--calibration is what --repair fits: add --repair"};
@@ -366,7 +369,18 @@ class Runner {
         writing_percent_ = percent;
       };
     }
-    auto result = convert_file(cmd_.job, host_, progress);
+    FileJob job = cmd_.job;
+    if (cmd_.check.runs_models()) {
+      // The check's sizes and options are the host's to judge, on the input's description, before
+      // anything is converted or written.
+      job.before_conversion = [this](const Json& description) -> Status {
+        Json request = check_request("convert", cmd_.job.input, "", cmd_.check, cmd_.job.options);
+        std::string problem = host_.prepare_check(request.set("description", description).dump(false));
+        if (!problem.empty()) return options_error("{}", problem);
+        return ok_status();
+      };
+    }
+    auto result = convert_file(job, host_, progress);
     clear_progress();
     if (!result) return fail(result.error());
     const int status = cmd_.fail_on_unsupported && !result->report.unsupported.empty() ? kExitUnsupported : kExitOk;

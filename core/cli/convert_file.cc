@@ -171,6 +171,7 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   call.data_file = destinations.empty() || destinations[0].to_stdout ? "model.onnx.data"
                                                                      : base_name(destinations[0].target.resolved) + ".data";
   call.ignore_unknown_skips = job.ignore_unknown_skips;
+  call.before_conversion = job.before_conversion;
   auto result = convert(data, input->size, options, call);
   if (!result) return about_input(input->name, result.error());
   out.report_json = result->report.to_json().dump();

@@ -4,6 +4,7 @@
 // The CLIs' `convert` and `inspect` and the Node API's convertFile all run this; it prints
 // nothing, and its errors carry their kind (ErrorKind::kIO with the file and errno for a file
 // that cannot be read or written) for each caller to show in its own way.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct FileJob {
   Options options;
   bool inspect = false;  // a dry run whatever options.dry_run says
   bool ignore_unknown_skips = false;  // ConvertCall's: the Node API passes it on
+  std::function<Status(const Json&)> before_conversion = nullptr;  // ConvertCall's: the CLI's check is prepared there
 };
 
 struct FileProgress {

@@ -74,6 +74,13 @@ class Host {
   // has none.
   virtual bool has_runtime() { return false; }
   virtual void request_check(std::string request_json) { (void)request_json; }
+  // Before a conversion whose check it will run: the request with the input model's description
+  // ("description"), answered with what is wrong with it ("" when nothing), so that a check the
+  // host could not run is a usage error found before anything is written.
+  virtual std::string prepare_check(std::string request_json) {
+    (void)request_json;
+    return "";
+  }
 };
 
 }  // namespace lattice

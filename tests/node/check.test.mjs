@@ -88,19 +88,20 @@ test('compareTensor: a changed shape is not comparable and carries both sides\' 
   assert.equal(e.max_abs, undefined);
 });
 
-test('inputFeeds: seeded, in the range, zeros for integers, and an unpinned dimension named', () => {
+test('inputFeeds: seeded, in the range, zeros for integers, and an unsized dimension named with a size proposed', () => {
   const inputs = [{ name: 'x', type: 'float', shape: [1, 3, 'H', 4] }, { name: 'ids', type: 'int64', shape: [2] }];
-  assert.throws(() => inputFeeds(inputs), (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' &&
-    /input 'x' has the dynamic dimension 'H' \(axis 2\): pin it, e\.g\. --input-shape x:1,3,1,4/.test(e.message));
+  const description = { inputs, nodes: [] };
+  assert.throws(() => inputFeeds(description), (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' &&
+    /input 'x' \[1, 3, H, 4\] has 'H' \(axis 2\): the check never guesses such a size, give it, e\.g\. inputShapes: \{'x': \[1, 3, 32, 4\]\}/.test(e.message));
   const opts = { seed: 7, inputRange: [2, 3], inputShapes: { x: [1, 3, 5, 4] } };
-  const a = inputFeeds(inputs, opts), b = inputFeeds(inputs, opts), c = inputFeeds(inputs, { ...opts, seed: 8 });
+  const a = inputFeeds(description, opts), b = inputFeeds(description, opts), c = inputFeeds(description, { ...opts, seed: 8 });
   assert.deepEqual(a.x.dims, [1, 3, 5, 4]);
   assert.equal(a.x.data.length, 60);
   assert.deepEqual(a.x.data, b.x.data, 'same seed, same values');
   assert.notDeepEqual(a.x.data, c.x.data, 'another seed, other values');
   assert.ok(a.x.data.every((v) => v >= 2 && v < 3));
   assert.deepEqual([...a.ids.data], [0n, 0n]);
-  assert.deepEqual([...inputFeeds(inputs, { ...opts, inputValues: { ids: [4, 5] } }).ids.data], [4n, 5n]);
+  assert.deepEqual([...inputFeeds(description, { ...opts, inputValues: { ids: [4, 5] } }).ids.data], [4n, 5n]);
 });
 
 test('withOutputs: the tensors named become graph outputs of the same model (onnxruntime runs it)', async () => {
@@ -156,12 +157,16 @@ test('check API: bad options and a missing file are coded errors', async () => {
   await assert.rejects(lattice.check(sample, fixture('conv_bn_relu.onnx')), { code: 'ERR_ONNX_LATTICE_OPTIONS', message: /different inputs/ });
 });
 
-test('check API: a dynamic dimension must be pinned', async () => {
-  const model = fixture('yolo_dynamic_batch.onnx');
-  await assert.rejects(lattice.check(model, model), (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' && /dynamic dimension '.+' \(axis 0\): pin it/.test(e.message));
-  const { inputs } = lattice.describe(readFileSync(model));
-  const pinned = Object.fromEntries(inputs.map((i) => [i.name, i.shape.map((d) => (typeof d === 'number' ? d : 1))]));
-  assert.equal((await lattice.check(model, model, { inputShapes: pinned })).pass, true);
+test('check API: a dynamic batch is 1; other dynamic dimensions are asked for in the API\'s words, with the model\'s size', async () => {
+  const batched = fixture('yolo_dynamic_batch.onnx');
+  const report = await lattice.check(batched, batched);
+  assert.equal(report.pass, true);
+  assert.deepEqual(report.inputs.batch_shapes, { input: [1, 3, 64, 64] });
+  assert.equal((await lattice.check(batched, batched, { inputShapes: { input: [2, 3, 64, 64] } })).inputs.batch_shapes.input[0], 2);
+  const detector = fixture('detector_dynamic_hw.onnx');
+  await assert.rejects(lattice.check(detector, detector), (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' &&
+    /input 'input' \[N, 3, H, W\] has 'H' \(axis 2\), 'W' \(axis 3\): .*e\.g\. inputShapes: \{'input': \[1, 3, 128, 128\]\} \(128 on each side: the model's deepest stride is 32/.test(e.message) &&
+    !/--/.test(e.message));
 });
 
 test('check API: a corrupted folded weight fails, and layerwise names its conv and fold as where the models part', async () => {
@@ -258,7 +263,7 @@ test('Node CLI: check exits 0 when outputs agree, 1 when not, 2 for usage, with 
     [['check', sample, sample, '--seed', 'x'], /--seed needs a number, not 'x'/],
     [['check', sample, sample, '--input-range', '1,0'], /--input-range needs LO,HI with LO < HI/],
     [['convert', sample, '-o', join(dir, 'x.onnx'), '--layerwise'], /add --check/],
-    [['check', fixture('yolo_dynamic_batch.onnx'), fixture('yolo_dynamic_batch.onnx')], /dynamic dimension .* pin it/],
+    [['check', fixture('detector_dynamic_hw.onnx'), fixture('detector_dynamic_hw.onnx')], /e\.g\. --check-shape input:1,3,128,128 \(/],
   ]) {
     const r = CLIS.node(args);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);

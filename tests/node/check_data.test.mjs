@@ -86,7 +86,7 @@ test('check --inputs FILE.npy --labels FILE.npy: the same figures, printed first
   assert.equal(logits(report).top1_agreement, expected.agreement);
   assert.deepEqual(logits(report).accuracy, { original: expected.original, candidate: expected.candidate });
   const text = CLIS.node(['check', MODEL, CONVERTED, '--inputs', join(TRAINED, 'heldout.npy')]);
-  assert.match(text.stdout.split('\n')[0], new RegExp(`\\(${N} samples of heldout.npy, rtol`));
+  assert.match(text.stdout.split('\n')[0], new RegExp(`\\(${N} samples of heldout.npy in ${Math.ceil(N / 32)} batches like image 32×1×32×32, rtol`));
   assert.match(text.stdout.split('\n')[1], /^ {2}top-1 logits: the same class on [\d.]+ % of 400 samples$/);
 });
 

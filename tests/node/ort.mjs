@@ -8,8 +8,9 @@ export async function session(bytes) {
   return ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
 }
 
-// Deterministic inputs (a small LCG) for every float input; symbolic dimensions become 1.
-export function feedsFor(sess, seed = 1) {
+// Deterministic inputs (a small LCG) for every float input, at `sizes` ({name: dims}) or the
+// declared dims, symbolic ones 1.
+export function feedsFor(sess, seed = 1, sizes = {}) {
   const feeds = {};
   let state = seed;
   const next = () => {
@@ -17,7 +18,7 @@ export function feedsFor(sess, seed = 1) {
     return state / 2 ** 32 * 2 - 1;
   };
   for (const meta of sess.inputMetadata) {
-    const dims = meta.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
+    const dims = sizes[meta.name] ?? meta.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
     const data = Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) }, next);
     feeds[meta.name] = new ort.Tensor('float32', data, dims);
   }

@@ -1311,26 +1311,63 @@ test('an external-data model is checked in the page with its data file', async (
   await context.close();
 });
 
-test('a model with a dynamic batch asks for its size before the check, and checks with it', async () => {
+test('a dynamic batch is checked at 1 without asking; the report and the page say the sizes fed', async () => {
   const { page, context, consoleErrors } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', fixture('yolo_dynamic_batch.onnx'));
   await waitDone(page);
-  const asked = await runCheckInPage(page);
-  assert.equal(asked.foldPass, undefined, 'nothing ran yet');
-  assert.match(asked.text, /dynamic dimensions: give each a size/);
-  const fields = await page.$$('[data-testid="check-result"] [data-testid="check-dimension"]');
-  assert.equal(fields.length, 1, 'one field: the batch axis');
-  assert.match(asked.text, /input, axis 0 \(N\)/);
-  await fields[0].fill('2');
-  await page.click('[data-testid="check-result"] button[type="submit"]');
-  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined,
-    null, { timeout: 300_000, polling: 250 });
-  const result = await page.$eval('[data-testid="check-result"]', (box) => ({ ...box.dataset, text: box.textContent }));
+  const result = await runCheckInPage(page);
   assert.equal(result.foldPass, 'true', result.text);
   assert.equal(result.convertedRuns, 'true', result.text);
+  assert.match(result.text, /fed input 1×3×64×64, uniform in \[-1, 1\), seed 0/);
   const { check } = await pageReport(page);
-  assert.equal(check.converted.outputs[0].shape_original[0], 2, 'the batch of two was run');
+  assert.deepEqual(check.converted.inputs.batch_shapes, { input: [1, 3, 64, 64] });
   assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+// Fills the size prompt's fields with `sizes` (all of them, in order) and checks with them.
+async function checkAtSizes(page, sizes) {
+  const fields = await page.$$('[data-testid="check-result"] [data-testid="check-dimension"]');
+  assert.equal(fields.length, sizes.length);
+  for (const [i, field] of fields.entries()) await field.fill(String(sizes[i]));
+  await page.click('[data-testid="check-result"] button[type="submit"]');
+  await page.waitForFunction(() => {
+    const box = document.querySelector('[data-testid="check-result"]');
+    return box.dataset.verdict !== undefined || box.dataset.refused !== undefined || /could not run/.test(box.textContent);
+  }, null, { timeout: 300_000, polling: 250 });
+  return page.$eval('[data-testid="check-result"]', (box) => ({ ...box.dataset, text: box.textContent }));
+}
+
+test('a dynamic height and width are asked for, from the size the model suggests; a 1×1 check that fails says so, huge sizes are refused in words', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', fixture('detector_dynamic_hw.onnx'));
+  await waitDone(page);
+  const asked = await runCheckInPage(page);
+  assert.equal(asked.verdict, undefined, 'nothing ran yet');
+  assert.match(asked.text, /input, axis 2 \(H\).*input, axis 3 \(W\)/);
+  assert.match(asked.text, /Suggested for input: 128 on each side: the model's deepest stride is 32/);
+  const values = await page.$$eval('[data-testid="check-result"] [data-testid="check-dimension"]', (fs) => fs.map((f) => f.value));
+  assert.deepEqual(values, ['128', '128'], 'only H and W are asked for, starting at the suggestion');
+  const proposed = await checkAtSizes(page, [128, 128]);
+  assert.equal(proposed.verdict, 'pass', proposed.text);
+  assert.match(proposed.text, /the Lattice rewrites change output 'output' by up to/);
+  assert.match(proposed.text, /fed input 1×3×128×128/);
+  assert.match(await page.textContent('[data-testid="status"]'), /Checked in \d+ ms/);
+  // At 1×1 the asymmetric padding's conv has nothing to read: the converted model fails to run,
+  // and the status says the check failed rather than "Checked in".
+  await runCheckInPage(page);
+  const tiny = await checkAtSizes(page, [1, 1]);
+  assert.equal(tiny.convertedRuns, 'false', tiny.text);
+  assert.match(await page.textContent('[data-testid="status"]'), /^The check failed: the candidate model failed to run in onnxruntime-web/);
+  // Sizes no browser holds: refused before the runtime loads, with the bytes, never a wrapped figure.
+  for (const size of [20000, 2 ** 40]) {
+    await runCheckInPage(page);
+    const huge = await checkAtSizes(page, [size, size]);
+    assert.equal(huge.refused, 'true', huge.text);
+    assert.match(huge.text, /too large to check in the browser: .* would need (about )?[\d.e+]+ (GiB|TiB|PiB)/);
+    assert.doesNotMatch(huge.text, /18446744073709551616|Invalid typed array length/);
+  }
+  assert.deepEqual(consoleErrors.filter((e) => !/OrtRun|Invalid input shape/.test(e)), []);
   await context.close();
 });
 
