@@ -74,7 +74,7 @@ export function proposeShape(description, input) {
     if (axis === 0 && shape.length >= 2) return 1;
     if (axes.includes(axis)) {
       rules.add(`${spatial} on each side: the model's deepest stride is ${stride}, so its coarsest feature map keeps ` +
-        `${Math.floor(spatial / stride)}×${Math.floor(spatial / stride)} pixels (at least ${MIN_SPATIAL})`);
+        `${Math.floor(spatial / stride)}×${Math.floor(spatial / stride)} pixels; never under ${MIN_SPATIAL}`);
       return spatial;
     }
     if (axis === 1) {

@@ -1402,7 +1402,7 @@ test('the page checks a trained model on picked images, with the Lattice scale, 
   assert.equal(logits.top1_agreement, node.outputs[0].top1_agreement);
   assert.ok(logits.top1_agreement < 0.5, `the default conversion decides differently (${logits.top1_agreement})`);
   assert.match(result.text, new RegExp(`output 'logits' decides as the original on ${(100 * logits.top1_agreement).toFixed(1)} % of ${images.length} samples of ${images.length} images`));
-  assert.match(result.text, /samples of 64 images in 2 batches \(image 32×1×32×32\); images stretched to 32×32, scaled to 0,2, RGB/);
+  assert.match(result.text, /samples of 64 images in 2 batches like image 32×1×32×32; images stretched to 32×32, scaled to 0,2, RGB/);
 
   // An .npz with labels: both accuracies, the Node API's.
   await page.click('[data-testid="data-clear"]');
