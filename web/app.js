@@ -10,7 +10,7 @@ const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX
 const $ = (id) => document.getElementById(id);
 const ui = {
   drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'),
-  target: $('target'), fixedPoint: $('fixed-point'), snapWeights: $('snap-weights'), fold: $('fold-bn'), layout: $('layout'), convert: $('convert'), status: $('status'), error: $('error'),
+  target: $('target'), fixedPoint: $('fixed-point'), snapWeights: $('snap-weights'), fold: $('fold-bn'), layout: $('layout'), convert: $('convert'), summary: $('status-summary'), event: $('status-event'), error: $('error'),
   progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
   quantization: $('quantization'), fixedPointSummary: $('fixed-point-summary'), results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
@@ -53,7 +53,7 @@ function startWorker() {
     // has been picked: a picked model's status (a refusal before reading, say) must not be
     // overwritten by a start-up message that arrives late on a busy machine.
     if (data.type === 'ready') document.body.dataset.converter = 'ready';
-    if (data.type === 'ready' && !picked) setStatus('Ready: choose a model, or try the sample.');
+    if (data.type === 'ready' && !picked) setSummary('Ready: choose a model, or try the sample.');
     if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
     if (data.type === 'result') showResult(data);
     if (data.type === 'output') offerOutput(data);
@@ -71,7 +71,21 @@ function startWorker() {
   };
 }
 
-function setStatus(text) { ui.status.textContent = text; }
+// The status's first line says where the conversion is ("Converting…", "Done in … 8 warnings");
+// what comes after a conversion (a check, a repair) goes on a second line, so it never hides
+// what the conversion said. A new conversion starts both afresh.
+let summaryHeld = false;  // the first line is a conversion's result
+function setSummary(text, held = false) {
+  ui.summary.textContent = text;
+  ui.event.textContent = '';
+  ui.event.hidden = true;
+  summaryHeld = held;
+}
+function setStatus(text) {
+  if (!summaryHeld) return setSummary(text);
+  ui.event.textContent = text;
+  ui.event.hidden = false;
+}
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -109,7 +123,7 @@ function showError(message) {
   ui.results.hidden = true;
   ui.error.hidden = false;
   ui.error.textContent = `This model could not be converted: ${message}`;
-  setStatus('Failed.');
+  setSummary('Failed.');
   if (!ui.error.contains(document.activeElement)) ui.error.focus();
 }
 
@@ -123,7 +137,7 @@ function options() {
 
 function send(message) {
   if (!worker) startWorker();
-  setStatus(`Converting ${modelName}…`);
+  setSummary(`Converting ${modelName}…`);
   ui.error.hidden = true;
   busy(true);
   worker.postMessage(message);
@@ -367,9 +381,9 @@ function showResult({ report, name, input, output, ms }) {
   renderProps(ui.props, null);
   offerReport();
   const applied = report.matches.filter((m) => m.applied).length;
-  setStatus(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
+  setSummary(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
     `${report.matches.length} matches applied, ${report.warnings.length} warnings, ` +
-    `${report.unsupported.length} nodes the hardware cannot run.`);
+    `${report.unsupported.length} nodes the hardware cannot run.`, true);
   // A switch of target or folding keeps focus where it was; a new model or "Convert again" goes
   // to the result.
   (focusAfter ?? ui.heading).focus();

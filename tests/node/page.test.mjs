@@ -1258,10 +1258,13 @@ async function runCheckInPage(page, { layerwise = false } = {}) {
 test('the check runs in the page: the fold-only twin agrees, the converted model runs, the report carries both', async () => {
   const { page, context, consoleErrors } = await openPage();
   await page.click('[data-testid="sample-model"]');
-  await waitDone(page);
+  const done = await waitDone(page);
   const result = await runCheckInPage(page);
   assert.equal(result.foldPass, 'true', result.text);
   assert.equal(result.convertedRuns, 'true', result.text);
+  // The conversion's own summary stays on the status's first line; the check's is the second.
+  const statusLines = async () => (await page.innerText('[data-testid="status"]')).split('\n');
+  assert.deepEqual((await statusLines()).map((l, i) => (i ? l.replace(/\d+/, 'N') : l)), [done, 'Checked in N ms.']);
   assert.match(result.text, /folding changed no output by more than/);
   assert.match(result.text, /the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected, retrain/);
   assert.match(result.text, /onnxruntime-web 1\.\d+\.\d+/);
@@ -1280,6 +1283,8 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
   const changes = await page.$$eval('[data-testid="match-row"] .check-change', (rows) => rows.map((r) => r.textContent));
   assert.ok(changes.length > 0, 'per-rewrite figures in the plan');
   for (const c of changes) assert.match(c, /^Check: changes its output '.+' by up to [\d.e-]+ \([\d.e-]+ already entering it\)$/);
+  // A second check replaces the check's line, never the conversion's.
+  assert.deepEqual((await statusLines()).map((l, i) => (i ? l.replace(/\d+/, 'N') : l)), [done, 'Checked in N ms.']);
   assert.deepEqual(consoleErrors, []);
   await context.close();
 });
