@@ -4,7 +4,7 @@
 import { dataPicker } from './data-picker.js';
 import { drawRewrite } from './draw.js';
 import { GraphView } from './graph.js';
-import { renderAudit, renderCard, renderFixedPoint, renderProps, showButton, weightsText } from './panels.js';
+import { renderAudit, renderCard, renderProps, showButton, weightsText } from './panels.js';
 
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
@@ -12,7 +12,7 @@ const ui = {
   drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'),
   target: $('target'), fixedPoint: $('fixed-point'), snapWeights: $('snap-weights'), fold: $('fold-bn'), layout: $('layout'), convert: $('convert'), summary: $('status-summary'), event: $('status-event'), error: $('error'),
   progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
-  quantization: $('quantization'), fixedPointSummary: $('fixed-point-summary'), results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
+  quantization: $('quantization'), fixedPointSummary: $('fixed-point-summary'), findings: $('fixed-point-findings'), results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
   download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), preparing: $('downloads-preparing'),
   version: $('version'),
@@ -335,7 +335,9 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
   // it goes to the panel's heading, which now names the node shown.
   const hadFocus = ui.props.contains(document.activeElement);
   graph.select(name);
-  renderProps(ui.props, node, current.report, view, revealMatch, current.changes);
+  const fit = current.report.fixed_point;
+  renderProps(ui.props, node, current.report, view, revealMatch, current.changes,
+    (name) => (fit && fixedPointPanel ? fixedPointPanel.fitLines(fit, name) : []));
   if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
   if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
 }
@@ -373,7 +375,8 @@ function showResult({ report, name, input, output, ms }) {
   ui.convert.disabled = false;
   ui.version.textContent = report.tool.version;
   renderCard(ui.card, report, input, output);
-  renderFixedPoint(ui.quantization, ui.fixedPointSummary, report);
+  ui.quantization.hidden = !report.quantization;
+  ui.quantization.textContent = report.quantization?.message ?? '';
   renderPlan(report);
   renderWarnings(report);
   renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
@@ -381,13 +384,30 @@ function showResult({ report, name, input, output, ms }) {
   renderProps(ui.props, null);
   offerReport();
   const applied = report.matches.filter((m) => m.applied).length;
-  setSummary(`Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
+  const done = `Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
     `${report.matches.length} matches applied, ${report.warnings.length} warnings, ` +
-    `${report.unsupported.length} nodes the hardware cannot run.`, true);
+    `${report.unsupported.length} nodes the hardware cannot run.`;
   // A switch of target or folding keeps focus where it was; a new model or "Convert again" goes
   // to the result.
   (focusAfter ?? ui.heading).focus();
   drawGraph();
+  // "Done" once everything is shown, the fixed-point summary too (its module may still be loading).
+  const shown = current;
+  showFixedPoint(report.fixed_point, output).then(() => { if (current === shown) setSummary(done, true); });
+}
+
+// The fixed-point summary and the findings, from their module, loaded with the first scheme
+// chosen; offline before then, the downloaded report still has them.
+let fixedPointPanel = null;
+async function showFixedPoint(fit, description) {
+  ui.fixedPointSummary.hidden = ui.findings.hidden = !fit;
+  if (!fit) return ui.findings.replaceChildren();
+  fixedPointPanel ??= await import('./fixed-point-panel.js').catch(() => null);
+  if (!fixedPointPanel) {
+    ui.fixedPointSummary.textContent = `${fit.scheme.toUpperCase()}: the fit analysis is in the report (the page could not load its view).`;
+    return;
+  }
+  fixedPointPanel.renderFixedPoint(ui.fixedPointSummary, ui.findings, fit, description, (names) => reveal(() => names, 'converted'));
 }
 
 // The converted model's files, made after the report was shown.

@@ -3,6 +3,8 @@
 // "clips 80.6 %", "error 12.0 %", "out of range") — the words are the mark, the colour only
 // repeats them — and the legend counts each kind. Loaded by app.js only when a scheme is chosen,
 // so the page's first load does not carry it.
+// A share as the check says it (never "0.0 %" for one above 0).
+import { percent } from './check.mjs';
 import { svg } from './graph.js';
 
 // Light fills with a dark border, so the box's text colour (style.css) reads on every badge.
@@ -12,8 +14,6 @@ const LOOK = {
   error: { fill: '#fff1cc', stroke: '#7a4f00', words: 'over the error threshold' },
 };
 const CHAR_W = 7, BADGE_H = 14;  // 12 px text, as graph.js measures its boxes'
-
-const percent = (share) => `${(100 * share).toFixed(1)} %`;
 
 // Each analysed node's kind and badge text. A layer clips when any weight does, else is over the
 // threshold when it does not fit; a BatchNorm fits or lies outside signed 5.10 (it saturates:

@@ -36,39 +36,13 @@ export function renderCard(dl, report, input, output) {
   entry(dl, 'Size', change(report.input.bytes, report.output.bytes, formatBytes));
 }
 
-const percent = (share) => `${(100 * share).toFixed(1)} %`;
-
-// The quantization notice (a QDQ model) and the fixed-point summary line, each shown when the
-// report has it: "FPQ: 12 of 53 layers clip, 3 more over the 10 % error threshold; 0 of 40 BatchNorms out of range".
-export function renderFixedPoint(quantization, summary, report) {
-  quantization.hidden = !report.quantization;
-  quantization.textContent = report.quantization?.message ?? '';
-  const fit = report.fixed_point;
-  summary.hidden = !fit;
-  if (!fit) return (summary.textContent = '');
-  const findings = `${fit.findings.length} finding${fit.findings.length === 1 ? '' : 's'} in the report`;
-  if (fit.scheme !== 'fpq') return (summary.textContent = `LSQ: structural rules only; ${findings}.`);
-  const clip = fit.layers.filter((l) => l.clipped > 0).length;
-  const over = fit.layers.filter((l) => l.clipped === 0 && !l.fits).length;
-  const norms = fit.batch_norms.filter((b) => !b.fits).length;
-  summary.textContent = `FPQ: ${clip} of ${fit.layers.length} layers clip, ${over} more over the ` +
-    `${percent(fit.error_threshold)} error threshold; ${norms} of ${fit.batch_norms.length} BatchNorms out of range; ${findings}.`;
-}
-
-// A layer's FPQ fit in words: "fits (error 1.2 %)", "clips 12.3 % (error 40.1 %)".
-function layerFit(l) {
-  const error = `error ${percent(l.quantization_error)}`;
-  if (l.clipped > 0) return `clips ${percent(l.clipped)} (${error}, weights ${l.weight_min.toPrecision(3)} to ${l.weight_max.toPrecision(3)})`;
-  return l.fits ? `fits (${error})` : `${error}, over the threshold; ${percent(l.vanished)} round to zero`;
-}
-
-// "Show in graph" for one entry; its accessible name starts with the visible text.
 // What a snapped Conv's match did with the trained kernel (report matches[].weights), in words.
 export function weightsText(weights) {
   if (weights.method === 'reinit') return 'weights re-initialised (nothing of the trained kernel kept)';
   return `weights transferred: ${(100 * weights.kept_energy).toFixed(weights.kept_energy === 1 ? 0 : 1)} % of the kernel's energy kept`;
 }
 
+// "Show in graph" for one entry; its accessible name starts with the visible text.
 export function showButton(what, onClick) {
   const b = el('button', 'Show in graph', 'small secondary');
   b.type = 'button';
@@ -113,9 +87,10 @@ export function renderAudit(container, unsupported, onShow) {
 }
 
 // The properties of one node, and the matches, warnings and audit entries that concern it, and
-// what the layerwise check measured of its rewrites (`changes`: match id -> the sentence).
-// onShowMatch(match): "Show in graph" beside one of them.
-export function renderProps(aside, node, report, view, onShowMatch, changes = new Map()) {
+// what the layerwise check measured of its rewrites (`changes`: match id -> the sentence), and
+// under a fixed-point scheme its fit (`fitLines(name)`: lines). onShowMatch(match): "Show in graph"
+// beside one of them.
+export function renderProps(aside, node, report, view, onShowMatch, changes = new Map(), fitLines = () => []) {
   const heading = el('h3', 'Properties');
   heading.id = 'props-heading';
   heading.tabIndex = -1;
@@ -151,16 +126,8 @@ export function renderProps(aside, node, report, view, onShowMatch, changes = ne
   if (warnings.length) entry(dl, 'Warnings', list(warnings.map((w) => w.message)));
   const audit = report.unsupported.filter((u) => u.node === node.name);
   if (audit.length) entry(dl, 'Cannot run', list(audit.map((u) => u.reason)));
-  // The fit analysis describes the converted model.
-  const fit = view === 'input' ? null : report.fixed_point;
-  if (fit) {
-    const lines = [];
-    const layer = fit.layers.find((l) => l.node === node.name);
-    if (layer) lines.push(layerFit(layer));
-    const bn = fit.batch_norms.find((b) => b.node === node.name);
-    if (bn) lines.push(`scale ${bn.scale_min.toPrecision(3)} to ${bn.scale_max.toPrecision(3)}, offset ${bn.offset_min.toPrecision(3)} to ${bn.offset_max.toPrecision(3)}: ${bn.fits ? 'fits' : 'outside'} signed 5.10`);
-    for (const f of fit.findings.filter((x) => x.node === node.name && x.rule !== 'weights-clip')) lines.push(`${f.message} (${f.source})`);
-    if (lines.length) entry(dl, `Fixed point (${fit.scheme.toUpperCase()})`, list(lines));
-  }
+  // The fixed-point fit, from its module (loaded with a scheme): it describes the converted model.
+  const fit = view === 'input' ? [] : fitLines(node.name);
+  if (fit.length) entry(dl, `Fixed point (${report.fixed_point.scheme.toUpperCase()})`, list(fit));
   aside.append(dl);
 }

@@ -1195,6 +1195,82 @@ test('under a fixed-point scheme each analysed layer wears its fit in the conver
   await context.close();
 });
 
+// A model written by a few lines of onnx.helper (`body` builds `model` from numpy `np`, `helper`,
+// `TensorProto` and `numpy_helper`), checked by onnx's checker, in this file's scratch folder.
+function pythonModel(name, body) {
+  const path = join(dir, name);
+  const script = 'import sys\nimport numpy as np, onnx\nfrom onnx import helper, TensorProto, numpy_helper\n' +
+    `${body}\nonnx.checker.check_model(model)\nonnx.save(model, sys.argv[1])\n`;
+  const r = spawnSync('/usr/bin/python3', ['-c', script, path], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return path;
+}
+
+// Two 16->16 3x3 convs with weights in [-0.4, 0.4]; one weight of the first at -0.524, past FPQ's
+// signed 0.7 (scale 0.5): 1 of its 2304 weights clips, 0.04 %.
+const TINY_CLIP = `rng = np.random.default_rng(0)
+wa = rng.uniform(-0.4, 0.4, (16, 16, 3, 3)).astype(np.float32)
+wa[3, 5, 1, 1] = -0.524
+wb = rng.uniform(-0.4, 0.4, (16, 16, 3, 3)).astype(np.float32)
+nodes = [helper.make_node('Conv', ['x', 'wa'], ['a'], name='/clip/Conv', pads=[1, 1, 1, 1]),
+         helper.make_node('Relu', ['a'], ['r'], name='/clip/Relu'),
+         helper.make_node('Conv', ['r', 'wb'], ['y'], name='/fit/Conv', pads=[1, 1, 1, 1])]
+graph = helper.make_graph(nodes, 'tiny_clip', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 16, 8, 8])],
+    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 16, 8, 8])],
+    [numpy_helper.from_array(wa, 'wa'), numpy_helper.from_array(wb, 'wb')])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)], ir_version=7)`;
+
+test('under FPQ a share under the display\'s precision reads "< 0.1 %"; the findings are listed and lead to their nodes, the summary\'s counts to their layers', async () => {
+  const model = pythonModel('tiny_clip.onnx', TINY_CLIP);
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.setInputFiles('[data-testid="file-input"]', model);
+  await waitDone(page);
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  await graphReady(page);
+  await page.waitForSelector('[data-testid="fit-badge"]');
+  const { fixed_point: fit } = await pageReport(page);
+  const clipping = fit.layers.filter((l) => l.clipped > 0);
+  assert.deepEqual(clipping.map((l) => l.node), ['/clip/Conv']);
+  assert.ok(clipping[0].clipped > 0 && clipping[0].clipped < 0.0005, `${clipping[0].clipped}`);
+  const highlighted = () => page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort());
+  // The badge, the node's accessible name and its properties: never "0.0 %" for a share above 0.
+  assert.equal(await page.textContent('[data-testid="fit-badge"][data-node="/clip/Conv"]'), 'clips < 0.1 %');
+  assert.match(await page.getAttribute('[data-testid="graph-node"][data-node="/clip/Conv"]', 'aria-label'), /, FPQ: clips < 0\.1 %$/);
+  await page.click('[data-testid="graph-node"][data-node="/clip/Conv"]');
+  assert.match(await page.textContent('[data-testid="node-props"]'), /Fixed point \(FPQ\)clips < 0\.1 % \(error \d\.\d %/);
+  // Every finding of the report is listed, in its words.
+  const findings = () => page.$$eval('[data-testid="fixed-point-finding"] .message', (ms) => ms.map((m) => m.textContent));
+  assert.deepEqual(await findings(), fit.findings.map((f) => f.message));
+  assert.match(await page.textContent('[data-testid="fixed-point-summary"]'), new RegExp(`; ${fit.findings.length} findings in the report, listed below\\.$`));
+  // One about a node leads to that node; one about a graph input to the nodes that read it.
+  const about = (node) => `[data-testid="fixed-point-finding"][data-node="${node}"] button`;
+  await page.click(about('/clip/Conv'));
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.deepEqual(await highlighted(), ['/clip/Conv']);
+  assert.ok((await page.textContent('#props-heading')).includes('/clip/Conv'));
+  const input = fit.findings.find((f) => f.rule === 'input-range');
+  assert.equal(input.node, 'x');
+  await page.click('[data-testid="plan"]');  // elsewhere, so that the next highlight is seen anew
+  await page.click(about('x'));
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
+  assert.deepEqual(await highlighted(), ['/clip/Conv'], 'the node reading input x');
+  // "1 of 2 layers clip" leads to the layer that clips.
+  assert.match(await page.textContent('[data-testid="fixed-point-summary"]'), /^FPQ: 1 of 2 layers clip, 0 more over the 10\.0 % error threshold; /);
+  await page.click('[data-testid="graph-node"][data-node="/fit/Conv"]');
+  await page.click('[data-testid="fixed-point-count"][data-kind="clip"]');
+  await page.waitForFunction(() => document.querySelector('#props-heading').textContent.includes('/clip/Conv'));
+  assert.deepEqual(await highlighted(), clipping.map((l) => l.node));
+  assert.equal(await page.$('[data-testid="fixed-point-count"][data-kind="over"]'), null, 'a count of 0 leads nowhere');
+  // No scheme: no summary, no findings.
+  await page.selectOption('[data-testid="fixed-point-select"]', '');
+  await waitDone(page);
+  assert.ok(await page.isHidden('[data-testid="fixed-point-summary"]'));
+  assert.deepEqual(await findings(), []);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 // --- Snapped kernels' weights (issue 24) ----------------------------------------------------------
 
 test('the snapped-kernels switch: each snapped row and node says what became of the trained kernel, and the download is the CLI\'s', async () => {
