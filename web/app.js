@@ -9,7 +9,7 @@ import { renderAudit, renderCard, renderProps, showButton, weightsText } from '.
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
 const ui = {
-  drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'),
+  drop: $('file-input').closest('label'), file: $('file-input'), sample: $('sample-model'), pickNotice: $('pick-notice'),
   target: $('target'), fixedPoint: $('fixed-point'), snapWeights: $('snap-weights'), fold: $('fold-bn'), layout: $('layout'), convert: $('convert'), summary: $('status-summary'), event: $('status-event'), error: $('error'),
   progressBox: $('progress-box'), progress: $('progress'), stage: $('progress-stage'), elapsed: $('progress-elapsed'),
   quantization: $('quantization'), fixedPointSummary: $('fixed-point-summary'), findings: $('fixed-point-findings'), results: $('results'), heading: $('results-heading'), card: $('model-card'), plan: $('plan'), stale: $('stale-skips'),
@@ -24,6 +24,7 @@ let worker = null;
 let picked = false;  // a model has been chosen since the page loaded
 let working = false;  // the worker is converting something the page sent
 let modelName = 'model';
+let fileName = '';  // the picked model's file name, which the result names
 let objectUrls = [];
 let busySince = null;  // when the work now under way was asked for (a file pick, a button)
 let ticker = null;
@@ -147,24 +148,34 @@ function send(message) {
 // dropped or picked with it. The worker reads them where they lie: nothing is read here.
 function load(name, model, dataFiles = []) {
   picked = true;
+  busySince = performance.now();  // the status's time runs from the pick
   if ((model.size ?? model.length) > MAX_MODEL_BYTES) {
     showError(`the file is ${(model.size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
     return;
   }
+  fileName = name;
   modelName = name.replace(/\.onnx$/i, '') || 'model';
   skipped = new Set();
   inputModel = model;
   inputFiles = Object.fromEntries(dataFiles.map((f) => [f.name, f]));
-  busySince = performance.now();  // the status's time runs from the pick
   showProgress(`reading ${name}`, 0);
   send({ type: 'load', model, name: modelName, files: Object.fromEntries(dataFiles.map((f) => [f.name, f])), options: options() });
 }
 
-// The model (the .onnx among the files) and the rest as its data files.
+// One model at a time: the first .onnx by name, with the other files as its data files. Other
+// models, and the files named after them (their data files), are left out, and the notice names
+// them.
 function loadFiles(list) {
   const all = [...list];
-  const model = all.find((f) => /\.onnx$/i.test(f.name)) ?? all[0];
-  if (model) load(model.name, model, all.filter((f) => f !== model));
+  const isModel = (f) => /\.onnx$/i.test(f.name);
+  const [model = all[0], ...others] = all.filter(isModel).sort((a, b) => (a.name < b.name ? -1 : 1));
+  if (!model) return;
+  const dataOf = (m) => all.filter((f) => !isModel(f) && f.name.startsWith(m.name));
+  ui.pickNotice.hidden = !others.length;
+  ui.pickNotice.textContent = `One model at a time: this is ${model.name}, the first by name. Not converted: ` +
+    `${others.map((m) => [m.name, ...dataOf(m).map((f) => f.name)].join(' with ')).join(', ')}. Pick each on its own, with its data files.`;
+  const leftOut = others.flatMap((m) => [m, ...dataOf(m)]);
+  load(model.name, model, all.filter((f) => f !== model && !leftOut.includes(f)));
 }
 
 function text(tag, content, className) {
@@ -364,6 +375,7 @@ function showResult({ report, name, input, output, ms }) {
   busy(false);
   for (const url of objectUrls) URL.revokeObjectURL(url);
   objectUrls = [];
+  ui.heading.textContent = `Result: ${fileName}`;
   current = { report, input, output, files: settleLater(), name, check: null,
     byName: { input: new Map(input.nodes.map((n) => [n.name, n])), converted: new Map(output.nodes.map((n) => [n.name, n])) } };
   current.files.promise.catch(() => {});  // said by showError
@@ -551,6 +563,7 @@ ui.drop.addEventListener('drop', (e) => {
 });
 ui.sample.addEventListener('click', async () => {
   try {
+    ui.pickNotice.hidden = true;
     load('sample.onnx', new Uint8Array(await sampleBytes));
   } catch (e) {
     showError(`the sample could not be read (${e.message})`);

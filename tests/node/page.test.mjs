@@ -92,6 +92,12 @@ function cli(input, extra = []) {
   return { bytes: readFileSync(out), report: JSON.parse(readFileSync(`${out}.json`)) };
 }
 
+// The page's conversion worker, once its module is loaded.
+async function converterWorker(page) {
+  await page.waitForFunction(() => document.body.dataset.converter === 'ready', null, { polling: 250 });
+  return page.workers().find((w) => /\/worker\.js$/.test(w.url()));
+}
+
 async function pageReport(page) {
   const { bytes } = await downloadBytes(page, 'download-report');
   return JSON.parse(bytes);
@@ -167,6 +173,32 @@ test('an invalid file shows the error panel in words', async () => {
   await page.click('[data-testid="sample-model"]');
   assert.match(await waitDone(page), /^Done/);
   assert.equal(await page.isVisible('[data-testid="error"]'), false);
+  await context.close();
+});
+
+test('of several models picked, the first by name converts and the others are named as not taken; the result names its file', async () => {
+  const { page, context } = await openPage();
+  const notice = () => page.textContent('[data-testid="pick-notice"]');
+  const stem = join(dir, 'several', 'stem.onnx');
+  mkdirSync(join(dir, 'several'));
+  const made = spawnSync('/usr/bin/python3', ['-c', 'import onnx, sys\nonnx.save_model(onnx.load(sys.argv[1]), sys.argv[2], ' +
+    'save_as_external_data=True, location="stem.onnx.data", size_threshold=256)', fixture('resnet_stem.onnx'), stem], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  // Picked in another order than their names': the first by name is taken, its data file with it.
+  await page.setInputFiles('[data-testid="file-input"]', [stem, `${stem}.data`, fixture('resnet_stem.onnx'), fixture('odd_convs.onnx')]);
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await page.textContent('#results-heading'), 'Result: odd_convs.onnx');
+  assert.equal(await notice(), 'One model at a time: this is odd_convs.onnx, the first by name. ' +
+    'Not converted: resnet_stem.onnx, stem.onnx with stem.onnx.data. Pick each on its own, with its data files.');
+  await checkAgainstCli(page, fixture('odd_convs.onnx'));
+  // A model with its data file is one model: no notice, and the result names the model.
+  await page.setInputFiles('[data-testid="file-input"]', [`${stem}.data`, stem]);
+  assert.match(await waitDone(page), /^Done/);
+  assert.ok(await page.isHidden('[data-testid="pick-notice"]'));
+  assert.equal(await page.textContent('#results-heading'), 'Result: stem.onnx');
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  assert.equal(await page.textContent('#results-heading'), 'Result: sample.onnx');
   await context.close();
 });
 
@@ -387,11 +419,8 @@ test('a 1.5 GiB external-data model is written inline in a heap under 256 MiB, t
 // what it will need ahead, in large asynchronous reads (web/read-ahead.js). A model over the size
 // read whole is planned: the weight the fold reads is read ahead once, and the core reads nothing
 // of the File itself, neither to check the fold nor to write it. The size read whole is lowered
-// in the worker here, so that a small model goes the way of one over the memory budget.
-const converterWorker = async (page) => {
-  await page.waitForFunction(() => document.body.dataset.converter === 'ready', null, { polling: 250 });
-  return page.workers().find((w) => /\/worker\.js$/.test(w.url()));
-};
+// in the worker here, so that a small model goes the way of one over the memory budget
+// (converterWorker, above, reaches into the worker).
 
 test('a fold\'s weight is read once, ahead, and the core reads nothing synchronously; the CLI\'s bytes', async () => {
   await convertHuge('fold.onnx', 'fold', [24 * 2 ** 20], {
