@@ -146,13 +146,19 @@ function send(message) {
 
 // `model`: a File, or the sample's bytes; `dataFiles`: the data files of an external-data model,
 // dropped or picked with it. The worker reads them where they lie: nothing is read here.
-function load(name, model, dataFiles = []) {
+// A picked File whose name or first bytes say what else it is is refused here, in those words.
+async function load(name, model, dataFiles = []) {
   picked = true;
   busySince = performance.now();  // the status's time runs from the pick
+  setSummary(`Reading ${name}…`);  // at once: the previous result's "Done" is no longer this one's
   if ((model.size ?? model.length) > MAX_MODEL_BYTES) {
     showError(`the file is ${(model.size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
     return;
   }
+  // Its module loads with the first pick, off the first load; offline before then, the converter
+  // judges the file alone.
+  const other = model instanceof Blob && await import('./file-kind.js').then((m) => m.notOnnx(model), () => null);
+  if (other) return showError(other);
   fileName = name;
   modelName = name.replace(/\.onnx$/i, '') || 'model';
   skipped = new Set();
