@@ -72,9 +72,8 @@ function startWorker() {
   };
 }
 
-// The status's first line says where the conversion is ("Converting…", "Done in … 8 warnings");
-// what comes after a conversion (a check, a repair) goes on a second line, so it never hides
-// what the conversion said. A new conversion starts both afresh.
+// The status's first line is the conversion's ("Converting…", "Done in … 8 warnings"); what
+// follows a result (a check, a repair) takes a second line, so it never hides the result's.
 let summaryHeld = false;  // the first line is a conversion's result
 function setSummary(text, held = false) {
   ui.summary.textContent = text;
@@ -168,9 +167,8 @@ async function load(name, model, dataFiles = []) {
   send({ type: 'load', model, name: modelName, files: Object.fromEntries(dataFiles.map((f) => [f.name, f])), options: options() });
 }
 
-// One model at a time: the first .onnx by name, with the other files as its data files. Other
-// models, and the files named after them (their data files), are left out, and the notice names
-// them.
+// One model at a time: the first .onnx by name, with the other files as its data files. The
+// notice names the other models and the files named after them (their data files), left out.
 function loadFiles(list) {
   const all = [...list];
   const isModel = (f) => /\.onnx$/i.test(f.name);
@@ -352,9 +350,12 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
   // it goes to the panel's heading, which now names the node shown.
   const hadFocus = ui.props.contains(document.activeElement);
   graph.select(name);
-  const fit = current.report.fixed_point;
-  renderProps(ui.props, node, current.report, view, revealMatch, current.changes,
-    (name) => (fit && fixedPointPanel ? fixedPointPanel.fitLines(fit, name) : []));
+  const fit = current.report.fixed_point, described = view === 'input' ? current.input : current.output;
+  renderProps(ui.props, node, {
+    report: current.report, view, onShowMatch: revealMatch, changes: current.changes,
+    fitLines: (name) => (fit && fixedPointPanel ? fixedPointPanel.fitLines(fit, name) : []),
+    declared: new Map([...described.inputs, ...described.outputs].map((v) => [v.name, v.shape])),
+  });
   if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
   if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
 }
@@ -415,17 +416,13 @@ function showResult({ report, name, input, output, ms }) {
 }
 
 // The fixed-point summary and the findings, from their module, loaded with the first scheme
-// chosen; offline before then, the downloaded report still has them.
+// chosen (offline before then, only the downloaded report has them).
 let fixedPointPanel = null;
 async function showFixedPoint(fit, description) {
-  ui.fixedPointSummary.hidden = ui.findings.hidden = !fit;
+  ui.fixedPointSummary.hidden = ui.findings.hidden = true;
   if (!fit) return ui.findings.replaceChildren();
   fixedPointPanel ??= await import('./fixed-point-panel.js').catch(() => null);
-  if (!fixedPointPanel) {
-    ui.fixedPointSummary.textContent = `${fit.scheme.toUpperCase()}: the fit analysis is in the report (the page could not load its view).`;
-    return;
-  }
-  fixedPointPanel.renderFixedPoint(ui.fixedPointSummary, ui.findings, fit, description, (names) => reveal(() => names, 'converted'));
+  fixedPointPanel?.renderFixedPoint(ui.fixedPointSummary, ui.findings, fit, description, (names) => reveal(() => names, 'converted'));
 }
 
 // The converted model's files, made after the report was shown.

@@ -4,11 +4,6 @@ const SHORT = { BatchNormalization: 'BatchNorm', GlobalAveragePool: 'GlobalAvgPo
 
 export const shortOp = (op) => SHORT[op] ?? op;
 
-export function formatShape(shape) {
-  if (!shape) return '?';
-  return `[${shape.join(', ')}]`;
-}
-
 export function formatBytes(n) {
   if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(1)} MiB`;
   if (n >= 1024) return `${(n / 1024).toFixed(1)} KiB`;

@@ -1,5 +1,5 @@
 // The result's panels besides the plan: the model card, the grouped audit and a node's properties.
-import { formatAttribute, formatBytes, formatCount, formatShape } from './ops.js';
+import { formatAttribute, formatBytes, formatCount } from './ops.js';
 
 function el(tag, content, className) {
   const e = document.createElement(tag);
@@ -8,19 +8,40 @@ function el(tag, content, className) {
   return e;
 }
 
+// Names wrap after '/', '_' or a '.' that is no decimal point (a <wbr> there), which the browser
+// takes before breaking inside a word (only one wider than the line).
+function breakable(text) {
+  const f = document.createDocumentFragment();
+  String(text).split(/(?<=[/_]|(?<!\d)\.)|(?<=\.)(?!\d)/).forEach((part, i) => f.append(...(i ? [el('wbr'), part] : [part])));
+  return f;
+}
+const words = (item) => (typeof item === 'string' ? breakable(item) : item);
+function frag(...parts) {
+  const f = document.createDocumentFragment();
+  f.append(...parts.map(words));
+  return f;
+}
+
 function entry(dl, term, ...details) {
   dl.append(el('dt', term));
   const dd = el('dd');
-  dd.append(...details);
+  dd.append(...details.map(words));
   dl.append(dd);
 }
 
-const valueLine = (v) => `${v.name}: ${v.type ?? ''} ${v.shape === undefined ? '' : formatShape(v.shape)}`.trim();
+// Symbolic dimensions by name; a size's expression ("floor((H+1)/2)") as "?", whole in a tooltip.
+const shape = (dims) => (dims ? frag('[', ...dims.flatMap((d, i) => [i ? ', ' : '',
+  /[()+*/]/.test(d) ? Object.assign(el('abbr', '?'), { title: d }) : String(d)]), ']') : '?');
+const valueLine = (v) => frag(`${v.name}: ${v.type ?? ''}`, ...(v.shape === undefined ? [] : [' ', shape(v.shape)]));
 const change = (a, b, format = String) => (a === b ? format(a) : `${format(a)} → ${format(b)}`);
 
 function list(items) {
   const ul = el('ul', undefined, 'plain');
-  for (const item of items) ul.append(el('li', item));
+  for (const item of items) {
+    const li = el('li');
+    li.append(words(item));
+    ul.append(li);
+  }
   return ul;
 }
 
@@ -89,8 +110,9 @@ export function renderAudit(container, unsupported, onShow) {
 // The properties of one node, and the matches, warnings and audit entries that concern it, and
 // what the layerwise check measured of its rewrites (`changes`: match id -> the sentence), and
 // under a fixed-point scheme its fit (`fitLines(name)`: lines). onShowMatch(match): "Show in graph"
-// beside one of them.
-export function renderProps(aside, node, report, view, onShowMatch, changes = new Map(), fitLines = () => []) {
+// beside one of them. `declared`: the view's graph inputs and outputs (name -> dims): their
+// symbolic dimensions have the names the inferred shapes write "?".
+export function renderProps(aside, node, { report, view, onShowMatch, changes = new Map(), fitLines = () => [], declared = new Map() } = {}) {
   const heading = el('h3', 'Properties');
   heading.id = 'props-heading';
   heading.tabIndex = -1;
@@ -99,21 +121,23 @@ export function renderProps(aside, node, report, view, onShowMatch, changes = ne
     aside.append(el('p', 'Click a node, or “Show in graph” beside a match, warning or audit entry.', 'hint'));
     return;
   }
-  heading.textContent = `${node.op} — ${node.name}`;
+  heading.replaceChildren(breakable(`${node.op} — ${node.name}`));
   const dl = el('dl', undefined, 'card');
   entry(dl, 'Op', node.domain ? `${node.domain}.${node.op}` : node.op);
   entry(dl, 'Name', node.unnamed ? `${node.name} (unnamed in the model)` : node.name);
   entry(dl, 'In', view === 'input' ? 'the input model' : 'the converted model');
   const attributes = Object.entries(node.attributes);
   if (attributes.length) entry(dl, 'Attributes', list(attributes.map(([k, v]) => `${k} = ${formatAttribute(v)}`)));
-  const tensor = (t) => (t.name ? `${t.name} ${formatShape(t.shape)}${t.constant ? ' (constant)' : ''}` : '(omitted)');
+  const named = (t, own = declared.get(t.name)) => (own && own.length === t.shape?.length ? own.map((d, i) => (t.shape[i] === '?' ? d : t.shape[i])) : t.shape ?? own);
+  const tensor = (t) => (t.name ? frag(t.name, ' ', shape(named(t)), t.constant ? ' (constant)' : '') : '(omitted)');
   entry(dl, 'Inputs', list(node.inputs.map(tensor)));
   entry(dl, 'Outputs', list(node.outputs.map(tensor)));
   const matches = report.matches.filter((m) => m.nodes.includes(node.name) || (m.applied && m.new_nodes.includes(node.name)));
   if (matches.length) {
     const ul = el('ul', undefined, 'plain');
     for (const m of matches) {
-      const li = el('li', `${m.id}: ${m.applied ? (m.nodes.includes(node.name) && view === 'input' ? 'rewritten' : 'emitted by this rewrite') : `not applied (${m.reason})`}${m.weights ? `; ${weightsText(m.weights)}` : ''}`);
+      const li = el('li');
+      li.append(breakable(`${m.id}: ${m.applied ? (m.nodes.includes(node.name) && view === 'input' ? 'rewritten' : 'emitted by this rewrite') : `not applied (${m.reason})`}${m.weights ? `; ${weightsText(m.weights)}` : ''}`));
       li.append(' ', showButton(`the nodes of ${m.id}`, () => onShowMatch(m)));
       ul.append(li);
     }

@@ -923,6 +923,99 @@ test('the graph is one tab stop: arrow keys move between named nodes, Enter and 
   await context.close();
 });
 
+// Where the properties panel's lines wrap inside one heading, definition or list item: each wrap
+// with the character before and after it, whether white space lay between, and the word around it
+// (its run of letters and digits) and whether that is wider than its block (then nothing else
+// could be done). "Show in graph" buttons are left out.
+const propsWraps = (page) => page.$eval('[data-testid="node-props"]', (aside) => {
+  const wraps = [];
+  const blocks = [...aside.querySelectorAll('h3, dd, li')].filter((b) => !b.querySelector('li'));
+  for (const block of blocks) {
+    const width = block.getBoundingClientRect().width;
+    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    let prev = null, gap = false;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('button')) { prev = null; continue; }
+      for (let i = 0; i < node.length; ++i) {
+        const ch = node.data[i];
+        if (/\s/.test(ch)) { gap = true; continue; }
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const { top, bottom } = range.getBoundingClientRect();
+        if (prev && top >= prev.bottom - 1) {
+          const separated = (c) => !/[A-Za-z0-9]/.test(c);
+          let start = i, end = i;
+          while (start > 0 && !separated(node.data[start - 1])) start -= 1;
+          while (end < node.length && !separated(node.data[end])) end += 1;
+          range.setStart(node, start);
+          range.setEnd(node, end);
+          const wordWidth = [...range.getClientRects()].reduce((w, r) => w + r.width, 0);
+          wraps.push({ before: prev.ch, after: ch, gap, word: node.data.slice(start, end), wider: wordWidth > width });
+        }
+        prev = { ch, bottom };
+        gap = false;
+      }
+    }
+  }
+  return wraps;
+});
+
+// Declared dimensions by name: an input 'p2o.DynamicDimension.1' high, two 2x2 pools, the output
+// declared as paddle2onnx writes it: the size's expression.
+const EXPRESSION = 'floor((floor((p2o.DynamicDimension.1+0)/2)+1)/2)';
+const SYMBOLIC = `nodes = [helper.make_node('MaxPool', ['x'], ['p'], name='/pool/MaxPool', kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node('MaxPool', ['p'], ['y'], name='/pool_1/MaxPool', kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)]
+graph = helper.make_graph(nodes, 'symbolic', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 'p2o.DynamicDimension.1', 8])],
+    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, '${EXPRESSION}', 2])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)], ir_version=7)`;
+
+test('the properties panel breaks names after / . _ only, never inside a word that fits; dimensions show by name, expressions as "?" with a tooltip', async () => {
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    const { page, context } = await openPage({ viewport: { width, height } });
+    await page.click('[data-testid="sample-model"]');
+    await waitDone(page);
+    await graphReady(page);
+    await page.click('#zoom-fit');
+    let inNames = 0;
+    for (const node of ['/sppf5/cv2/cv2.0/Conv', '/sppf5/m/MaxPool.conv']) {
+      await page.click(`[data-testid="graph-node"][data-node="${node}"]`);
+      await page.waitForFunction((n) => document.getElementById('props-heading').textContent.includes(n), node);
+      const wraps = await propsWraps(page);
+      // Between two letters or digits: inside a word ("C|onv"), only when the word cannot fit a line.
+      const inside = wraps.filter((w) => !w.gap && /[A-Za-z0-9]/.test(w.before) && /[A-Za-z0-9]/.test(w.after));
+      assert.deepEqual(inside.filter((w) => !w.wider), [], `${width} px, ${node}: wraps inside words that fit a line`);
+      inNames += wraps.filter((w) => !w.gap && /[/._]/.test(w.before)).length;
+    }
+    assert.ok(inNames > 0, `${width} px: some name was long enough to wrap`);
+    await context.close();
+  }
+
+  // The model card and the panel name a dynamic dimension alike.
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.setInputFiles('[data-testid="file-input"]', fixture('yolo_dynamic_batch.onnx'));
+  await waitDone(page);
+  assert.match(await page.textContent('[data-testid="model-card"]'), /input: float \[N, 3, 64, 64\]/);
+  await switchGraph(page, 'input');
+  await page.click('#zoom-fit');
+  await page.click('[data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
+  const tensors = (term) => page.$$eval('[data-testid="node-props"] dt', (dts, t) =>
+    [...dts.find((dt) => dt.textContent === t).nextElementSibling.querySelectorAll('li')].map((li) => li.textContent), term);
+  assert.equal((await tensors('Inputs'))[0], 'input [N, 3, 64, 64]');
+
+  // A size's expression reads "?", the expression in its tooltip; a name stays a name.
+  await page.setInputFiles('[data-testid="file-input"]', pythonModel('symbolic.onnx', SYMBOLIC));
+  await waitDone(page);
+  const card = await page.textContent('[data-testid="model-card"]');
+  assert.ok(card.includes('x: float [1, 3, p2o.DynamicDimension.1, 8]') && card.includes('y: float [1, 3, ?, 2]'), card);
+  assert.deepEqual(await page.$$eval('[data-testid="model-card"] abbr', (as) => as.map((a) => [a.textContent, a.title])), [['?', EXPRESSION]]);
+  await page.click('[data-testid="graph-node"][data-node="/pool_1/MaxPool"]');
+  assert.deepEqual(await tensors('Outputs'), ['y [1, 3, ?, 2]']);
+  assert.equal(await page.getAttribute('[data-testid="node-props"] abbr', 'title'), EXPRESSION);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('on a phone, a node clicked in the graph scrolls its properties into view', async () => {
   const { page, context } = await openPage({ viewport: { width: 390, height: 844 }, hasTouch: true });
   await page.click('[data-testid="sample-model"]');
