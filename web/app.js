@@ -1,7 +1,6 @@
 // The page: picks a model, hands it to the conversion worker, and shows the result — model card,
 // graph, plan, warnings, audit. The page's defaults are the CLI's (target lattice, BatchNorm
 // folding on), so its download equals `onnx-lattice convert`.
-import { dataPicker } from './data-picker.js';
 import { drawRewrite } from './draw.js';
 import { GraphView } from './graph.js';
 import { renderAudit, renderCard, renderProps, showButton, weightsText } from './panels.js';
@@ -38,11 +37,24 @@ let current = null;
 let inputModel = null, inputFiles = {};  // the picked model and its data files, for the check
 let drawing = null;  // the graph being drawn (a promise)
 
-const samples = dataPicker({
-  input: $('data-input'), folder: $('data-folder'), drop: document.querySelector('[data-testid="data-drop"]'), chosen: $('data-chosen'),
-  clear: $('data-clear'), imageOptions: document.querySelector('[data-testid="image-options"]'),
-  resize: $('image-resize'), scale: $('image-scale'), order: $('image-order'), range: $('input-range'),
-});
+// The check's samples panel sits in the result, so its script loads with the first result, off
+// the first load (offline before then it stays inert, as the check's runtime cannot load either).
+// The check asks it through `samples`: no samples and the chosen random range until it is there.
+let picker = null, pickerLoading = null;
+const samples = {
+  samples: () => picker?.samples() ?? null,
+  inputRange: () => (picker ? picker.inputRange() : $('input-range').value.split(',').map(Number)),
+};
+function loadPicker() {
+  pickerLoading ??= import('./data-picker.js').then(({ dataPicker }) => {
+    picker = dataPicker({
+      input: $('data-input'), folder: $('data-folder'), drop: document.querySelector('[data-testid="data-drop"]'), chosen: $('data-chosen'),
+      clear: $('data-clear'), imageOptions: document.querySelector('[data-testid="image-options"]'),
+      resize: $('image-resize'), scale: $('image-scale'), order: $('image-order'), range: $('input-range'),
+    });
+  }, () => { pickerLoading = null; });
+  return pickerLoading;
+}
 const graph = new GraphView({
   host: $('graph'), legend: ui.legend, zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
 }, (name) => selectNode(name, { fromGraph: true }));
@@ -164,7 +176,7 @@ async function load(name, model, dataFiles = []) {
   inputModel = model;
   inputFiles = Object.fromEntries(dataFiles.map((f) => [f.name, f]));
   showProgress(`reading ${name}`, 0);
-  send({ type: 'load', model, name: modelName, files: Object.fromEntries(dataFiles.map((f) => [f.name, f])), options: options() });
+  send({ type: 'load', model, name: modelName, files: inputFiles, options: options() });
 }
 
 // One model at a time: the first .onnx by name, with the other files as its data files. The
@@ -410,9 +422,9 @@ function showResult({ report, name, input, output, ms }) {
   // to the result.
   (focusAfter ?? ui.heading).focus();
   drawGraph();
-  // "Done" once everything is shown, the fixed-point summary too (its module may still be loading).
+  // "Done" once everything is shown and works, the parts whose modules may still be loading too.
   const shown = current;
-  showFixedPoint(report.fixed_point, output).then(() => { if (current === shown) setSummary(done, true); });
+  Promise.all([showFixedPoint(report.fixed_point, output), loadPicker()]).then(() => { if (current === shown) setSummary(done, true); });
 }
 
 // The fixed-point summary and the findings, from their module, loaded with the first scheme
