@@ -76,6 +76,14 @@ export class GraphView {
       this.worker.terminate();
     };
     this.bindInput();
+    // A box resized (a window narrowed, a phone turned) keeps the graph in view: the start view or
+    // Fit is taken again at the new size; a view the user moved keeps the point at its centre.
+    new ResizeObserver(() => {
+      const { width, height } = this.box();
+      if (!this.viewport || !width || !this.at) return;
+      if (this.mode) this[this.mode]();
+      else this.pan((width - this.at.width) / 2, (height - this.at.height) / 2);
+    }).observe(el.host);
   }
 
   layout(description) {
@@ -161,7 +169,10 @@ export class GraphView {
     return { layoutMs: laidOut - started, renderMs: rendered - laidOut };
   }
 
-  apply() {
+  // `mode`: 'home' or 'fit' when the view is one of those, to be taken again after a resize.
+  apply(mode = null) {
+    this.mode = mode;
+    this.at = this.box();  // the size the view was set for
     const { x, y, k } = this.view;
     this.viewport?.setAttribute('transform', `translate(${x},${y}) scale(${k})`);
   }
@@ -187,17 +198,17 @@ export class GraphView {
     // A graph that fits whole at this zoom sits in the middle, as Fit would put it.
     const h = this.size.height * k;
     this.view = { k, x, y: h <= height - 16 ? (height - h) / 2 : 8 };
-    this.apply();
+    this.apply('home');
   }
 
-  fitRect(x0, y0, x1, y1, maxZoom) {
+  fitRect(x0, y0, x1, y1, maxZoom, mode) {
     const { width, height } = this.box();
     const k = Math.max(MIN_ZOOM, Math.min(maxZoom, (width - 16) / (x1 - x0), (height - 16) / (y1 - y0)));
     this.view = { k, x: width / 2 - ((x0 + x1) / 2) * k, y: height / 2 - ((y0 + y1) / 2) * k };
-    this.apply();
+    this.apply(mode);
   }
 
-  fit() { if (this.size.width > 0) this.fitRect(0, 0, this.size.width, this.size.height, 1.5); }
+  fit() { if (this.size.width > 0) this.fitRect(0, 0, this.size.width, this.size.height, 1.5, 'fit'); }
 
   zoom(factor, cx, cy) {
     const { width, height } = this.box();

@@ -877,6 +877,45 @@ for (const [width, height] of [[1280, 800], [390, 844]]) {
   });
 }
 
+// The window resized (a phone turned, a desktop window narrowed): a graph at its start view starts
+// again there, a fitted one is fitted again, one the user moved keeps the point at its centre.
+test('after a resize from 1280 to 390 px and back the graph keeps its nodes in view: start view, Fit, or the centre', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await graphReady(page);
+  const settled = () => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  const resize = async (width, height) => {
+    await page.setViewportSize({ width, height });
+    await settled();
+    return graphGeometry(page);
+  };
+  const start = await graphGeometry(page);
+  assert.ok(start.top.inside, JSON.stringify(start.top));
+  // The start view, at each size: readable, the first node at the top of the box.
+  for (const [width, height] of [[390, 844], [1280, 800]]) {
+    const g = await resize(width, height);
+    assert.ok(g.top.inside && g.top.fromTop <= 40 && g.k >= 0.8, `${width} px: ${JSON.stringify(g)}`);
+  }
+  // Fitted: every node in the box at each size.
+  await page.click('#zoom-fit');
+  for (const [width, height] of [[390, 844], [1280, 800]]) {
+    const g = await resize(width, height);
+    assert.ok(g.allInside, `${width} px, fitted: ${JSON.stringify(g)}`);
+  }
+  // Zoomed in by the user: the graph's point at the box's centre stays there.
+  await page.click('#zoom-in');
+  const centre = () => page.$eval('[data-testid="graph"]', (host) => {
+    const { width, height } = host.getBoundingClientRect();
+    const [, x, y, k] = host.querySelector('.viewport').getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\) scale\(([-\d.e]+)\)/).map(Number);
+    return [Math.round((width / 2 - x) / k), Math.round((height / 2 - y) / k)];
+  });
+  const before = await centre();
+  await resize(390, 844);
+  assert.deepEqual(await centre(), before);
+  await context.close();
+});
+
 test('the graph is one tab stop: arrow keys move between named nodes, Enter and clicks select one', async () => {
   const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
