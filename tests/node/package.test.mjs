@@ -1,22 +1,46 @@
-// The npm package on its own: `npm pack`, installed from the tarball into an empty project (no
-// registry: its three pure-JavaScript dependencies come from the npm cache that setup.sh's
-// `npm ci` filled), its README's example run there, from `import` and `require`.
+// The npm package on its own: packed as the repository's README says, installed from the tarball
+// into fresh projects, a CommonJS one as `npm init -y` makes it and an ES module one (no registry:
+// its three pure-JavaScript dependencies come from the npm cache that setup.sh's `npm ci` filled;
+// onnxruntime-node, the optional peer that check() and repair() run on, is linked from the
+// repository's node_modules, as its install would download from outside the registry), where
+// every example of the package's own README runs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { createConverter, createSyncConverter } from '../../wasm/index.mjs';
 import { ROOT, fixture, scratch } from './helpers.mjs';
 
 // The installed package's name, spelt out in the scripts run inside the fresh project only (it is
 // not installed here, so scripts/check_test_deps.mjs must not take it for a test dependency).
 const NAME = JSON.stringify('onnx-lattice');
 const npm = (args, cwd) => spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
+const README = readFileSync(join(ROOT, 'wasm/README.md'), 'utf8');
+// Every JavaScript example of the package's README: CommonJS when it requires the package.
+const EXAMPLES = [...README.matchAll(/```js\n([\s\S]*?)```/g)].map(([, code]) => ({
+  code, commonjs: code.includes(`require(${NAME.replaceAll('"', "'")})`),
+}));
 
-test('the packed package installs into an empty project and its README example runs there', () => {
+// What the README's examples read: the sample as model.onnx (and in models/), four samples of its
+// input in an .npz and sixteen for calibration in a .npy, written by numpy.
+function projectFiles(project) {
+  copyFileSync(fixture('sample.onnx'), join(project, 'model.onnx'));
+  mkdirSync(join(project, 'models'));
+  copyFileSync(fixture('sample.onnx'), join(project, 'models/model.onnx'));
+  const made = spawnSync('/usr/bin/python3', ['-c', 'import numpy as np\nrng = np.random.default_rng(0)\n' +
+    'np.savez("samples.npz", input=rng.uniform(0, 1, (4, 3, 64, 64)).astype(np.float32))\n' +
+    'np.save("calibration.npy", rng.uniform(0, 1, (16, 3, 64, 64)).astype(np.float32))'], { cwd: project, encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+}
+
+test('packed as the README says, the package installs into a fresh CommonJS project and a fresh ES module one, where every example of its README runs', async () => {
   const dir = scratch();
-  const packed = npm(['pack', '--pack-destination', dir, '--json'], join(ROOT, 'wasm'));
+  // The repository's README names the command; `npm pack` at the root (the development tools' package) cannot work.
+  const command = readFileSync(join(ROOT, 'README.md'), 'utf8').match(/`npm (pack \.\/wasm)`/);
+  assert.ok(command, 'the README says how to pack the package');
+  const packed = npm([...command[1].split(' '), '--pack-destination', dir, '--json'], ROOT);
   assert.equal(packed.status, 0, packed.stderr);
   const [{ filename, files }] = JSON.parse(packed.stdout);
   const paths = files.map((f) => f.path).sort();
@@ -24,49 +48,66 @@ test('the packed package installs into an empty project and its README example r
     assert.ok(paths.includes(needed), `${needed} in ${paths}`);
   }
   assert.match(readFileSync(join(ROOT, 'wasm/LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);
+  assert.ok(EXAMPLES.some((e) => e.commonjs) && EXAMPLES.some((e) => !e.commonjs), 'examples for require() and for import statements');
+  // What the README's conversion of model.onnx must write: the converter's own bytes.
+  const converted = (await createSyncConverter()).convert(readFileSync(fixture('sample.onnx'))).model;
 
-  const project = join(dir, 'project');
-  mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user', version: '1.0.0', private: true, type: 'module' }));
-  const installed = npm(['install', '--offline', join(dir, filename)], project);
-  assert.equal(installed.status, 0, installed.stderr);
+  for (const type of ['commonjs', 'module']) {
+    const project = join(dir, type);
+    mkdirSync(project);
+    assert.equal(npm(['init', '-y'], project).status, 0);
+    if (type === 'module') assert.equal(npm(['pkg', 'set', 'type=module'], project).status, 0);
+    const installed = npm(['install', '--offline', join(dir, filename)], project);
+    assert.equal(installed.status, 0, installed.stderr);
+    symlinkSync(join(ROOT, 'node_modules/onnxruntime-node'), join(project, 'node_modules/onnxruntime-node'), 'dir');
+    projectFiles(project);
+    // Each example in a file of its own, named so that Node runs it as what it is in this project.
+    const ext = (commonjs) => (type === 'module' ? (commonjs ? '.cjs' : '.js') : (commonjs ? '.js' : '.mjs'));
+    EXAMPLES.forEach(({ code, commonjs }, i) => {
+      const file = `example${i + 1}${ext(commonjs)}`;
+      writeFileSync(join(project, file), code);
+      const run = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 120_000 });
+      assert.equal(run.status, 0, `${type} project, ${file} (${code.split('\n')[0]}): ${run.stderr}`);
+      assert.notEqual(run.stdout.trim(), '', `${file} says what it did`);
+    });
+    assert.ok(readFileSync(join(project, 'model.lattice.onnx')).equals(converted), `${type}: model.lattice.onnx is the converter's`);
+    assert.ok(readdirSync(project).includes('model.repaired.onnx'), `${type}: the repair's example wrote its model`);
 
-  // The README's first example, as written, beside a model.onnx.
-  const readme = readFileSync(join(ROOT, 'wasm/README.md'), 'utf8');
-  const example = readme.match(/```js\n([\s\S]*?)```/)[1];
-  assert.ok(example.includes(`{ createConverter } from ${NAME.replaceAll('"', "'")}`), 'imports the package by its name');
-  copyFileSync(fixture('sample.onnx'), join(project, 'model.onnx'));
-  writeFileSync(join(project, 'example.mjs'), example);
-  const run = spawnSync(process.execPath, ['example.mjs'], { cwd: project, encoding: 'utf8', timeout: 60000 });
-  assert.equal(run.status, 0, run.stderr);
-  assert.match(run.stdout, /model\.lattice\.onnx.*matches/s);
-  assert.deepEqual(readdirSync(project).filter((f) => f.endsWith('.onnx')).sort(), ['model.lattice.onnx', 'model.mem.onnx', 'model.onnx']);
-
-  // Only the documented API; the same from CommonJS.
-  const esm = spawnSync(process.execPath, ['--input-type=module', '-e',
-    `const m = await import(${NAME}); console.log(Object.keys(m).sort().join())`], { cwd: project, encoding: 'utf8' });
-  assert.equal(esm.stdout.trim(), 'createConverter,createSyncConverter', esm.stderr);
-  const cjs = spawnSync(process.execPath, ['-e', `
-    const { createConverter } = require(${NAME});
-    createConverter().then(async (lattice) => {
-      const report = await lattice.inspect(require('node:fs').readFileSync('model.onnx'));
-      console.log(Object.keys(require(${NAME})).sort().join(), report.schema);
-    });`], { cwd: project, encoding: 'utf8' });
-  assert.equal(cjs.status, 0, cjs.stderr);
-  assert.equal(cjs.stdout.trim(), 'createConverter,createSyncConverter onnx-lattice-report/1');
-  // The bin.
-  const bin = spawnSync(join(project, 'node_modules/.bin/onnx-lattice'), ['--version'], { encoding: 'utf8' });
-  assert.equal(bin.status, 0, bin.stderr);
+    // Only the documented API, from import and from require.
+    const esm = spawnSync(process.execPath, ['--input-type=module', '-e',
+      `const m = await import(${NAME}); console.log(Object.keys(m).sort().join())`], { cwd: project, encoding: 'utf8' });
+    assert.equal(esm.stdout.trim(), 'createConverter,createSyncConverter', esm.stderr);
+    const cjs = spawnSync(process.execPath, ['--input-type=commonjs', '-e', `console.log(Object.keys(require(${NAME})).sort().join())`],
+      { cwd: project, encoding: 'utf8' });
+    assert.equal(cjs.stdout.trim(), 'createConverter,createSyncConverter', cjs.stderr);
+    const bin = spawnSync(join(project, 'node_modules/.bin/onnx-lattice'), ['--version'], { encoding: 'utf8' });
+    assert.equal(bin.status, 0, bin.stderr);
+  }
 });
 
 // index.d.ts's top-level fields of an interface (two-space indented `name:` / `name?:`): all of
 // them, and those not optional.
 function fieldsOf(name) {
   const types = readFileSync(join(ROOT, 'wasm/index.d.ts'), 'utf8');
-  const body = types.match(new RegExp(`export interface ${name} \\{\\n([\\s\\S]*?)\\n\\}`))[1];
+  const body = types.match(new RegExp(`export interface ${name} (?:extends \\w+ )?\\{\\n([\\s\\S]*?)\\n\\}`))[1];
   const fields = [...body.matchAll(/^ {2}(\w+)(\??):/gm)];
   return { all: fields.map((m) => m[1]).sort(), required: fields.filter((m) => !m[2]).map((m) => m[1]).sort() };
 }
+
+test('the package README shows every call of both converters in an example and names every option', async () => {
+  const examples = EXAMPLES.map((e) => e.code).join('\n');
+  const asyncOne = await createConverter();
+  const calls = new Set([...Object.keys(asyncOne), ...Object.keys(await createSyncConverter())]);
+  await asyncOne.close();
+  // The synchronous converter's repair internals (fitLayer, fitBytes, setLayerWeights) are the
+  // page's and repair's own: typed, not advertised.
+  for (const internal of ['fitLayer', 'fitBytes', 'setLayerWeights']) calls.delete(internal);
+  assert.deepEqual([...calls].filter((call) => !new RegExp(`\\.${call}\\b`).test(examples)), [], 'calls without an example');
+  for (const factory of ['createConverter', 'createSyncConverter']) assert.ok(examples.includes(`${factory}()`), factory);
+  const options = ['ConvertOptions', 'MemoryConvertOptions', 'CallOptions', 'CheckOptions', 'RepairOptions', 'ImagePreprocessing']
+    .flatMap((name) => fieldsOf(name).all);
+  assert.deepEqual([...new Set(options)].filter((option) => !README.includes(`\`${option}\``)), [], 'options the README does not name');
+});
 
 // What a report shows of a type: every field it has is typed, every required one is there.
 function assertTyped(name, objects) {
@@ -77,7 +118,6 @@ function assertTyped(name, objects) {
 }
 
 test('the Report type names the report file\'s own snake_case fields', async () => {
-  const { createSyncConverter } = await import('../../wasm/index.mjs');
   const lattice = await createSyncConverter();
   // A report with refused and skipped matches too.
   const { report } = lattice.convert(readFileSync(fixture('sample.onnx')), { skipMatches: ['ConvBatchNormFoldPattern:/stem/stem.0/Conv'] });
