@@ -55,6 +55,11 @@ async function waitDone(page) {
   return page.textContent('[data-testid="status"]');
 }
 
+// The status as shown, line by line: the conversion's summary, then what came after it (a check).
+async function statusLines(page) {
+  return (await page.innerText('[data-testid="status"]')).split('\n');
+}
+
 // The converted model's files come after "Done" (the report is shown while the worker computes
 // them); until then its links lead nowhere.
 async function waitDownloads(page) {
@@ -1534,8 +1539,7 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
   assert.equal(result.foldPass, 'true', result.text);
   assert.equal(result.convertedRuns, 'true', result.text);
   // The conversion's own summary stays on the status's first line; the check's is the second.
-  const statusLines = async () => (await page.innerText('[data-testid="status"]')).split('\n');
-  assert.deepEqual((await statusLines()).map((l, i) => (i ? l.replace(/\d+/, 'N') : l)), [done, 'Checked in N ms.']);
+  assert.deepEqual((await statusLines(page)).map((l, i) => (i ? l.replace(/\d+/, 'N') : l)), [done, 'Checked in N ms.']);
   assert.match(result.text, /folding changed no output by more than/);
   assert.match(result.text, /the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected, retrain/);
   assert.match(result.text, /onnxruntime-web 1\.\d+\.\d+/);
@@ -1555,7 +1559,7 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
   assert.ok(changes.length > 0, 'per-rewrite figures in the plan');
   for (const c of changes) assert.match(c, /^Check: changes its output '.+' by up to [\d.e-]+ \([\d.e-]+ already entering it\)$/);
   // A second check replaces the check's line, never the conversion's.
-  assert.deepEqual((await statusLines()).map((l, i) => (i ? l.replace(/\d+/, 'N') : l)), [done, 'Checked in N ms.']);
+  assert.deepEqual((await statusLines(page)).map((l, i) => (i ? l.replace(/\d+/, 'N') : l)), [done, 'Checked in N ms.']);
   assert.deepEqual(consoleErrors, []);
   await context.close();
 });
@@ -1634,7 +1638,7 @@ test('a dynamic height and width are asked for, from the size the model suggests
   await runCheckInPage(page);
   const tiny = await checkAtSizes(page, [1, 1]);
   assert.equal(tiny.convertedRuns, 'false', tiny.text);
-  assert.match(await page.textContent('[data-testid="status"]'), /^The check failed: the candidate model failed to run in onnxruntime-web/);
+  assert.match((await statusLines(page))[1], /^The check failed: the candidate model failed to run in onnxruntime-web/);
   // Sizes no browser holds: refused before the runtime loads, with the bytes, never a wrapped figure.
   for (const size of [20000, 2 ** 40]) {
     await runCheckInPage(page);
