@@ -11,10 +11,14 @@
 namespace lattice {
 namespace {
 
-// A dimension as a number, or the name of a symbolic one, or "?".
-Json shape_json(const Shape& shape) {
+// A dimension as a number, or the name of a symbolic one (a graph input's "N", or the expression
+// of a size derived from it, "floor((H+1)/2)"), or "?".
+Json shape_json(const Shape& shape, const Shapes& shapes) {
   Json out = Json::array();
-  for (int64_t d : shape) out.push(d >= 0 ? Json(d) : Json("?"));
+  for (int64_t d : shape) {
+    const std::string* symbol = d >= 0 ? nullptr : shapes.symbol(d);
+    out.push(d >= 0 ? Json(d) : symbol ? Json(*symbol) : Json("?"));
+  }
   return out;
 }
 
@@ -93,7 +97,7 @@ Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labe
     if (name.empty()) return out;  // an omitted optional input
     if (view.constant(name) != nullptr) out.set("constant", true);
     const Shape* shape = shapes.of(name);
-    return out.set("shape", shape ? shape_json(*shape) : Json(nullptr));
+    return out.set("shape", shape ? shape_json(*shape, shapes) : Json(nullptr));
   };
   Json nodes = Json::array();
   for (int i = 0; i < view.size(); ++i) {

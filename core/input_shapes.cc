@@ -19,7 +19,8 @@ Result<bool> pin_input_shapes(onnx::ModelProto& model, const Options& options) {
   auto& graph = *model.mutable_graph();
   bool changed = false;
   for (const auto& [name, dims] : options.input_shapes) {
-    const std::string pin = fmt::format("--input-shape {}:{}", name, fmt::join(dims, ","));
+    // Said without the flag or the API's key: the CLI and the API both reach here.
+    const std::string pin = fmt::format("the shape [{}] pinned for '{}'", fmt::join(dims, ", "), name);
     onnx::ValueInfoProto* input = nullptr;
     for (auto& candidate : *graph.mutable_input()) {
       if (candidate.name() == name) input = &candidate;

@@ -21,7 +21,14 @@ namespace {
 using fixed_point::kFpqBatchNorm;
 using fixed_point::kFpqWeights;
 
-std::string percent(double share) { return fmt::format("{:.1f} %", 100.0 * share); }
+// A share as people read it, as the check's percent() says it: one decimal, and never "0.0 %" or
+// "100.0 %" for what is not (a layer with one clipped weight in 2,304 clips "< 0.1 %").
+std::string percent(double share) {
+  const double p = 100.0 * share;
+  if (p > 0 && p < 0.05) return "< 0.1 %";
+  if (p < 100 && p >= 99.95) return "> 99.9 %";
+  return fmt::format("{:.1f} %", p);
+}
 
 // One layer's weights in FPQ's signed 0.7 with scale 0.5, counted block by block.
 Result<FixedPointLayer> weight_fit(const GraphView& view, int node, const onnx::TensorProto& w, ExternalData* data) {

@@ -122,7 +122,7 @@ class Driver {
     }
     auto replacement = m.pattern->graft(context(), m, rewriter_.names_for_match());
     if (!replacement) return refuse(std::move(record), replacement.error().message);
-    std::vector<std::string> warnings = replacement->warnings;
+    std::vector<PatternWarning> warnings = replacement->warnings;
     record.numerically_equivalent = record.numerically_equivalent || replacement->exact;
     record.weights = replacement->weights;
     // A new node is labelled as the matched node whose name it keeps (which may be `name#2`), an
@@ -143,10 +143,10 @@ class Driver {
       if (m.pattern->phase == Phase::kFusion) folded_.insert(output);
       labels_[output] = std::move(label);
     }
-    for (const auto& change : applied->shape_changes) warnings.push_back(fmt::format("{}: {}", anchor, change));
+    for (const auto& change : applied->shape_changes) warnings.push_back({anchor, fmt::format("{}: {}", anchor, change)});
     record.applied = true;
-    for (auto& message : warnings) {
-      report_.warnings.push_back({record.id, record.pattern, anchor, std::move(message)});
+    for (auto& w : warnings) {
+      report_.warnings.push_back({record.id, record.pattern, std::move(w.node), std::move(w.message)});
     }
     report_.matches.push_back(std::move(record));
     return std::move(applied->touched);

@@ -65,11 +65,15 @@ struct Match {
 // inserted in their place (the last new node normally writes the chain's final output name, so
 // consumers and graph outputs keep working), readers of each `rewires` first name read the second
 // instead, and `initializers` are added. `warnings` are the user-facing messages.
+struct PatternWarning {
+  std::string node;  // the node it is about (an SPPF block warns once per MaxPool it replaces)
+  std::string message;
+};
 struct Replacement {
   std::vector<onnx::NodeProto> nodes;
   std::vector<onnx::TensorProto> initializers;
   std::vector<std::pair<std::string, std::string>> rewires;
-  std::vector<std::string> warnings;
+  std::vector<PatternWarning> warnings;
   // What became of a layer's trained weights whose shape the rewrite changed (matches[].weights).
   std::optional<WeightsNote> weights;
   // This rewrite computes what the matched nodes computed, though its pattern's do not in general

@@ -159,8 +159,8 @@ TEST_CASE("a pinned input shape is written into the output and recorded; a contr
   options.input_shapes = {{"input", {1, 3, 32, 16}}};
   auto bad = convert(test::bytes(dynamic.SerializeAsString()), options);
   REQUIRE_FALSE(bad.ok());
-  CHECK_THAT(bad.error().message, Contains("--input-shape input:1,3,32,16 contradicts graph input 'input' [N, 3, 16, 16]: "
-                                           "its dimension 2 is fixed at 16"));
+  CHECK_THAT(bad.error().message, Contains("the shape [1, 3, 32, 16] pinned for 'input' contradicts graph input 'input' "
+                                           "[N, 3, 16, 16]: its dimension 2 is fixed at 16"));
   options.input_shapes = {{"nope", {1}}};
   auto unknown = convert(test::bytes(dynamic.SerializeAsString()), options);
   REQUIRE_FALSE(unknown.ok());

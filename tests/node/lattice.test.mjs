@@ -33,6 +33,8 @@ for (const target of ['lattice', 'lattice-advanced']) {
         }
       }
       for (const m of report.matches.filter((m) => !m.applied)) assert.ok(m.reason, `${m.id} says why`);
+      // A warning names the node it is about (an SPPF block's, each MaxPool it replaced), as its message does.
+      for (const w of report.warnings) assert.ok(w.message.startsWith(`${w.node}: `), `${w.node} against '${w.message}'`);
       for (const m of report.matches.filter((m) => m.applied && !m.numerically_equivalent)) {
         assert.ok(report.warnings.some((w) => w.match_id === m.id), `${m.id} is not equivalent and warns`);
       }

@@ -1433,6 +1433,9 @@ test('under FPQ a share under the display\'s precision reads "< 0.1 %"; the find
   const clipping = fit.layers.filter((l) => l.clipped > 0);
   assert.deepEqual(clipping.map((l) => l.node), ['/clip/Conv']);
   assert.ok(clipping[0].clipped > 0 && clipping[0].clipped < 0.0005, `${clipping[0].clipped}`);
+  // The core's findings say the share as the page does.
+  assert.match(fit.findings.find((f) => f.node === '/clip/Conv').message, /< 0\.1 % of its weights/);
+  assert.doesNotMatch(JSON.stringify(fit.findings), /\b0\.0 %/);
   const highlighted = () => page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort());
   // The badge, the node's accessible name and its properties: never "0.0 %" for a share above 0.
   assert.equal(await page.textContent('[data-testid="fit-badge"][data-node="/clip/Conv"]'), 'clips < 0.1 %');

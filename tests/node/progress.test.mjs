@@ -51,6 +51,14 @@ test('describe() names nodes as the report does, with shapes, attributes and the
   assert.ok(description.parameters > 0);
 });
 
+test('describe() gives a symbolic dimension by its name through the graph, and a size derived from one by its expression', () => {
+  const description = lattice.describe(readFileSync(fixture('detector_dynamic_hw.onnx')));
+  const first = description.nodes.find((n) => n.op === 'Conv');
+  assert.deepEqual(first.outputs[0].shape, ['N', 8, 'floor((H+1)/2)', 'floor((W+1)/2)']);
+  const relu = description.nodes.find((n) => n.op === 'Relu');
+  assert.equal(relu.outputs[0].shape[0], 'N', 'the batch by its name, never "?"');
+});
+
 test('a conversion asked to describe gives the input as describe() does, its tensor data read only where needed', () => {
   const zoo = existsSync(join(ZOO, 'resnet50.onnx')) ? [join(ZOO, 'resnet50.onnx')] : [];
   for (const path of [...fixtures().map(fixture), ...zoo]) {

@@ -46,18 +46,20 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
     auto weights = snap_conv_weights(ctx, snapped, label, from, onto, names, r);
     if (!weights) return weights.error();
     if (weights->exact) {  // the new window reads what the old one did: one warning, saying so
-      r.warnings.push_back(fmt::format("{}: kernel_size snapped from {} to {}, stride/padding from {} — {}: output "
-                                       "unchanged (numerically equivalent).",
-                                       label, tuple(w.kernel), tuple(kernel), stride_pads, weights->what));
+      r.warnings.push_back({label, fmt::format("{}: kernel_size snapped from {} to {}, stride/padding from {} — {}: "
+                                               "output unchanged (numerically equivalent).",
+                                               label, tuple(w.kernel), tuple(kernel), stride_pads, weights->what)});
       r.nodes.push_back(std::move(snapped));
       return r;
     }
-    r.warnings.push_back(fmt::format("{}: kernel_size snapped from {} to {} — {}, output will differ; retraining recommended.",
-                                     label, tuple(w.kernel), tuple(kernel), weights->what));
+    r.warnings.push_back({label, fmt::format("{}: kernel_size snapped from {} to {} — {}, output will differ; "
+                                             "retraining recommended.",
+                                             label, tuple(w.kernel), tuple(kernel), weights->what)});
   }
   if (strides != w.strides || w.pads != pads) {
-    r.warnings.push_back(fmt::format("{}: stride/padding snapped from {} — output will differ; retraining recommended.",
-                                     label, stride_pads));
+    r.warnings.push_back({label, fmt::format("{}: stride/padding snapped from {} — output will differ; retraining "
+                                             "recommended.",
+                                             label, stride_pads)});
   }
   r.nodes.push_back(std::move(snapped));
   return r;

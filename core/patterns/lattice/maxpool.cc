@@ -24,10 +24,10 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   Replacement r;
   onnx::NodeProto snapped = lattice_maxpool(ctx.opset, n.name(), n.input(0), n.output(0));
   r.nodes.push_back(std::move(snapped));
-  r.warnings.push_back(fmt::format(
+  r.warnings.push_back({ctx.view.label(pool), fmt::format(
       "{}: MaxPool snapped from kernel_size={} stride={} padding={} to kernel_size=(2, 2) stride=(2, 2) "
       "padding=(0, 0) — output will differ",
-      ctx.view.label(pool), tuple(w.kernel), tuple(w.strides), tuple({w.pads[0], w.pads[1]})));
+      ctx.view.label(pool), tuple(w.kernel), tuple(w.strides), tuple({w.pads[0], w.pads[1]}))});
   return r;
 }
 

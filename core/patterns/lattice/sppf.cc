@@ -58,10 +58,10 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
     }
     replace_pool(ctx, pool, *channels, k, input, r, names);
     input = ctx.view.node(pool).output(0);
-    r.warnings.push_back(fmt::format(
+    r.warnings.push_back({ctx.view.label(pool), fmt::format(
         "{}: MaxPool(kernel_size={}, stride={}) replaced with Conv(kernel_size=({}, {})) + BatchNormalization + Relu "
         "— output will differ; retraining required.",
-        ctx.view.label(pool), tuple(w.kernel), tuple(w.strides), k, k));
+        ctx.view.label(pool), tuple(w.kernel), tuple(w.strides), k, k)});
   }
   return r;
 }

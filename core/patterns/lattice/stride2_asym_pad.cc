@@ -48,18 +48,18 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
     auto weights = snap_conv_weights(ctx, new_conv, label, from, onto, names, r);
     if (!weights) return weights.error();
     attr::remove(new_conv, "dilations");
-    r.warnings.push_back(fmt::format(
+    r.warnings.push_back({label, fmt::format(
         "{}: Conv(kernel_size={}, stride={}, padding={}) snapped to Pad((0, 1, 0, 1)) + Conv(kernel_size=(3, 3), "
         "stride={}, padding=(0, 0)) — {}, {}",
         label, tuple({kh, kw}), tuple(c.window.strides), tuple({c.window.pads[0], c.window.pads[1]}),
         tuple(c.window.strides), weights->what,
-        weights->exact ? "output unchanged (numerically equivalent)." : "output will differ; retraining recommended."));
+        weights->exact ? "output unchanged (numerically equivalent)." : "output will differ; retraining recommended.")});
   } else {
-    r.warnings.push_back(fmt::format(
+    r.warnings.push_back({label, fmt::format(
         "{}: Conv(stride={}, padding={}) replaced with Pad((0, {}, 0, {})) + Conv(stride={}, padding=(0, 0)) — output "
         "will differ; retraining recommended.",
         label, tuple(c.window.strides), tuple({c.window.pads[0], c.window.pads[1]}), kw / 2, kh / 2,
-        tuple(c.window.strides)));
+        tuple(c.window.strides))});
   }
   r.nodes.push_back(std::move(new_conv));
   // The BatchNormalization, Relu and MaxPool of the chain stay as they are.

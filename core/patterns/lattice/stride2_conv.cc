@@ -70,10 +70,10 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   std::string pooled_input = names.fresh(out + ".stride1");
   r.nodes.back().set_output(0, pooled_input);
   r.nodes.push_back(lattice_maxpool(ctx.opset, names.fresh(label + ".pool"), pooled_input, out));
-  r.warnings.push_back(fmt::format(
+  r.warnings.push_back({label, fmt::format(
       "{}: Conv(stride={}) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size=2, stride=2) — output will "
       "differ; retraining recommended.",
-      label, tuple(c.window.strides)));
+      label, tuple(c.window.strides))});
   return r;
 }
 

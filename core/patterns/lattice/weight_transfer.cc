@@ -155,7 +155,7 @@ Result<SnappedWeights> transfer_conv_weights(const MatchContext& ctx, const onnx
                                              const std::string& label, const std::array<TapAxis, 2>& from,
                                              const std::array<TapAxis, 2>& to, NameAllocator& names) {
   auto values = constant_values(ctx, conv, 1, "weight");
-  if (!values) return error("cannot transfer the weights of '{}' (--snap-weights transfer): {}", label, values.error().message);
+  if (!values) return error("cannot transfer the weights of '{}' to the snapped kernel: {}", label, values.error().message);
   const onnx::TensorProto& old = *ctx.view.constant(conv.input(1));
   std::vector<int64_t> dims(old.dims().begin(), old.dims().end());
   // The operator rules checked the weight against kernel_shape before any pattern ran.
