@@ -3,7 +3,7 @@
 // folding on), so its download equals `onnx-lattice convert`.
 import { drawRewrite } from './draw.js';
 import { GraphView } from './graph.js';
-import { renderAudit, renderCard, renderProps, showButton, weightsText } from './panels.js';
+import { breakable, renderAudit, renderCard, renderProps, showButton, weightsText } from './panels.js';
 
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
@@ -194,9 +194,10 @@ function loadFiles(list) {
   load(model.name, model, all.filter((f) => f !== model && !leftOut.includes(f)));
 }
 
+// A line of the plan: tensor and node names in it wrap at their separators (breakable).
 function text(tag, content, className) {
   const e = document.createElement(tag);
-  e.textContent = content;
+  e.append(breakable(content));
   if (className) e.className = className;
   return e;
 }

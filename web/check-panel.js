@@ -1,6 +1,7 @@
 // The check's result in the page: the verdict in words, a table per comparison, the sizes to
 // check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
 import { fedText, figure, percent, verdict } from './check.mjs';
+import { breakable } from './panels.js';
 
 export { finiteForJson } from './check.mjs';
 export { checkShapes, sizesTooLarge } from './check_sizes.mjs';
@@ -13,15 +14,19 @@ export function changeText(change) {
   return `Check: changes its output '${change.tensor}' by up to ${figure(change.max_abs)} (${figure(change.max_abs_in)} already entering it)`;
 }
 
+// Tensor and node names in the result wrap at their separators (breakable): a phone's width holds
+// every line.
 function el(tag, content, className) {
   const e = document.createElement(tag);
-  if (content !== undefined) e.textContent = content;
+  if (content !== undefined) e.append(breakable(content));
   if (className) e.className = className;
   return e;
 }
 
 function table(caption, check) {
   const t = el('table');
+  // On a phone the table scrolls inside its own box (style.css): focusable, so keys scroll it too.
+  t.tabIndex = 0;
   t.append(el('caption', caption));
   const head = el('tr');
   const decides = check.outputs.some((o) => o.top1_agreement !== undefined);

@@ -10,7 +10,7 @@ function el(tag, content, className) {
 
 // Names wrap after '/', '_' or a '.' that is no decimal point (a <wbr> there), which the browser
 // takes before breaking inside a word (only one wider than the line).
-function breakable(text) {
+export function breakable(text) {
   const f = document.createDocumentFragment();
   String(text).split(/(?<=[/_]|(?<!\d)\.)|(?<=\.)(?!\d)/).forEach((part, i) => f.append(...(i ? [el('wbr'), part] : [part])));
   return f;

@@ -1055,7 +1055,10 @@ test('the properties panel breaks names after / . _ only, never inside a word th
   assert.deepEqual(await page.$$eval('[data-testid="model-card"] abbr', (as) => as.map((a) => [a.textContent, a.title])), [['?', EXPRESSION]]);
   await page.click('[data-testid="graph-node"][data-node="/pool_1/MaxPool"]');
   assert.deepEqual(await tensors('Outputs'), ['y [1, 3, ?, 2]']);
-  assert.equal(await page.getAttribute('[data-testid="node-props"] abbr', 'title'), EXPRESSION);
+  // The tensor between the pools: its size's expression as the converter infers it, from the name.
+  assert.deepEqual(await tensors('Inputs'), ['p [1, 3, ?, 4]']);
+  assert.deepEqual(await page.$$eval('[data-testid="node-props"] abbr', (as) => as.map((a) => a.title)),
+    ['floor((p2o.DynamicDimension.1+0)/2)', EXPRESSION]);
   assert.deepEqual(consoleErrors, []);
   await context.close();
 });
@@ -1651,6 +1654,28 @@ test('a dynamic height and width are asked for, from the size the model suggests
     assert.doesNotMatch(huge.text, /18446744073709551616|Invalid typed array length/);
   }
   assert.deepEqual(consoleErrors.filter((e) => !/OrtRun|Invalid input shape/.test(e)), []);
+  await context.close();
+});
+
+// How far the document reaches past the viewport's width, and axe's serious or critical findings.
+async function phoneState(page) {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const { violations } = await page.evaluate(() => window.axe.run(document));
+  return { overflow, bad: violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`) };
+}
+
+test('on a 390×844 phone, the size prompt and the check\'s result fit the width (no horizontal scroll), and axe finds nothing serious', async () => {
+  // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
+  const { page, context } = await openPage({ viewport: { width: 390, height: 844 }, hasTouch: true, bypassCSP: true });
+  await page.setInputFiles('[data-testid="file-input"]', fixture('detector_dynamic_hw.onnx'));
+  await waitDone(page);
+  const asked = await runCheckInPage(page, { layerwise: true });
+  assert.match(asked.text, /dynamic dimensions/);
+  assert.deepEqual(await phoneState(page), { overflow: 0, bad: [] }, 'with the size prompt');
+  const result = await checkAtSizes(page, [128, 128]);
+  assert.equal(result.verdict, 'pass', result.text);
+  assert.deepEqual(await phoneState(page), { overflow: 0, bad: [] }, 'with the check\'s result');
   await context.close();
 });
 
