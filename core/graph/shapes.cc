@@ -1,10 +1,12 @@
 #include "core/graph/shapes.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -113,6 +115,45 @@ int64_t Shapes::intern(const std::string& name) const {
   return it->second;
 }
 
+namespace {
+
+// `expression` as "fn(inner/divisor)" (fn floor or ceil, the division at its outermost level),
+// or nullopt.
+std::optional<std::pair<std::string, int64_t>> division(const std::string& expression, std::string_view fn) {
+  if (!expression.starts_with(fmt::format("{}(", fn)) || !expression.ends_with(")")) return std::nullopt;
+  std::string_view body(expression.data() + fn.size() + 1, expression.size() - fn.size() - 2);
+  int depth = 0;
+  size_t slash = std::string_view::npos;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == '(') ++depth;
+    if (body[i] == ')' && --depth < 0) return std::nullopt;  // "floor(a)/floor(b)": not one call
+    if (body[i] == '/' && depth == 0) slash = i;
+  }
+  if (slash == std::string_view::npos) return std::nullopt;
+  int64_t divisor = 0;
+  auto digits = body.substr(slash + 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), divisor);
+  if (ec != std::errc() || end != digits.data() + digits.size() || divisor <= 0) return std::nullopt;
+  return std::pair{std::string(body.substr(0, slash)), divisor};
+}
+
+// `expression` as "base+k" or "base-k" (a Pad's symbolic size), the term at its outermost
+// level: {base, k}; else {expression, 0}.
+std::pair<std::string, int64_t> offset(const std::string& expression) {
+  size_t at = expression.find_last_of("+-");
+  if (at == std::string::npos || at == 0 || expression.find_first_of("()", at) != std::string::npos) return {expression, 0};
+  int64_t k = 0;
+  auto [end, ec] = std::from_chars(expression.data() + at + 1, expression.data() + expression.size(), k);
+  if (ec != std::errc() || end != expression.data() + expression.size()) return {expression, 0};
+  // The term must stand at depth 0 (not inside a call's parentheses).
+  int depth = 0;
+  for (size_t i = 0; i < at; ++i) depth += expression[i] == '(' ? 1 : expression[i] == ')' ? -1 : 0;
+  if (depth != 0) return {expression, 0};
+  return {expression.substr(0, at), expression[at] == '-' ? -k : k};
+}
+
+}  // namespace
+
 int64_t Shapes::window_dim(const Window& w, size_t axis, int64_t in) const {
   int64_t out = window_output(w, axis, in);
   const std::string* x = symbol(in);
@@ -121,6 +162,21 @@ int64_t Shapes::window_dim(const Window& w, size_t axis, int64_t in) const {
   // floor((in + a) / s). (ceil_mode's rule that the last window starts inside is left out.)
   int64_t extent = (w.kernel[axis] - 1) * w.dilations[axis] + 1, s = w.strides[axis];
   int64_t a = w.pads[axis] + w.pads[axis + w.rank()] - extent + s + (w.ceil_mode ? s - 1 : 0);
+  // A padded size's offset joins the window's: floor((x+1-1)/2) is floor(x/2).
+  auto [base, k] = offset(*x);
+  if (k != 0) {
+    a += k;
+    x = &base;
+  }
+  if (a == 0 && s == 1) return k != 0 ? intern(base) : in;
+  // Said as people read it: floor(x/s) or ceil(x/s) when a is 0 or s - 1, and a chain of them in
+  // one, as floor(floor(x/t)/s) = floor(x/(t·s)) and ceil(ceil(x/t)/s) = ceil(x/(t·s)) for sizes:
+  // a stride-32 backbone's height is ceil(H/32), not five nested floors.
+  if (a == 0 || a == s - 1) {
+    std::string_view fn = a == 0 ? "floor" : "ceil";
+    if (auto inner = division(*x, fn)) return intern(fmt::format("{}({}/{})", fn, inner->first, inner->second * s));
+    return intern(fmt::format("{}({}/{})", fn, *x, s));
+  }
   return intern(fmt::format("floor(({}{:+})/{})", *x, a, s));
 }
 

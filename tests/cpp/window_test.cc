@@ -2,6 +2,9 @@
 // above all: round the window count up, but drop a last window that would start past the input
 // and its begin padding. Expected sizes are PyTorch's and onnxruntime's for the same window.
 #include <catch2/catch.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
@@ -69,6 +72,40 @@ TEST_CASE("a symbolic size through a ceil_mode pool is its own symbol, the floor
     REQUIRE(shapes.of("y"));
     return format_shape(*shapes.of("y"), &shapes);
   };
-  CHECK(pooled(true) == "[1, 4, floor((H+1)/2), 3]");
-  CHECK(pooled(false) == "[1, 4, floor((H+0)/2), 2]");
+  CHECK(pooled(true) == "[1, 4, ceil(H/2), 3]");
+  CHECK(pooled(false) == "[1, 4, floor(H/2), 2]");
+}
+
+TEST_CASE("symbolic sizes read as people write them: a chain of strides is one division, a size-keeping window the size") {
+  auto through = [](std::vector<std::tuple<int64_t, int64_t, int64_t>> windows) {  // kernel, stride, pads (each side)
+    onnx::ModelProto m = test::tiny_model();
+    auto& g = *m.mutable_graph();
+    g.mutable_node()->Clear();
+    test::set_input_shape(*g.mutable_input(0), "x", {1, 4, 1, 5});
+    g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("H");
+    std::string in = "x";
+    for (size_t i = 0; i < windows.size(); ++i) {
+      auto [k, s, p] = windows[i];
+      std::string out = "y" + std::to_string(i);
+      auto& pool = test::add_node(g, "MaxPool", "pool" + std::to_string(i), {in}, {out});
+      attr::set_ints(pool, "kernel_shape", {k, k});
+      attr::set_ints(pool, "strides", {s, s});
+      attr::set_ints(pool, "pads", {p, p, p, p});
+      in = out;
+    }
+    GraphView view(m.graph());
+    Shapes shapes(view, 13);
+    REQUIRE(shapes.of(in));
+    return format_shape(*shapes.of(in), &shapes);
+  };
+  // 3x3 stride 2 pads 1: ceil(H/2); three of them: ceil(H/8).
+  CHECK(through({{3, 2, 1}}).starts_with("[1, 4, ceil(H/2), "));
+  CHECK(through({{3, 2, 1}, {3, 2, 1}, {3, 2, 1}}).starts_with("[1, 4, ceil(H/8), "));
+  // 2x2 stride 2, no pads: floor; floors chain as ceils do, and a mixed chain stays nested.
+  CHECK(through({{2, 2, 0}, {2, 2, 0}}).starts_with("[1, 4, floor(H/4), "));
+  CHECK(through({{2, 2, 0}, {3, 2, 1}}).starts_with("[1, 4, ceil(floor(H/2)/2), "));
+  // A 3x3 stride 1 with pads 1 keeps the size: the same symbol, not a new one.
+  CHECK(through({{3, 1, 1}}).starts_with("[1, 4, H, "));
+  // Any other offset keeps the general form.
+  CHECK(through({{5, 2, 0}}).starts_with("[1, 4, floor((H-3)/2), "));
 }

@@ -54,7 +54,14 @@ test('describe() names nodes as the report does, with shapes, attributes and the
 test('describe() gives a symbolic dimension by its name through the graph, and a size derived from one by its expression', () => {
   const description = lattice.describe(readFileSync(fixture('detector_dynamic_hw.onnx')));
   const first = description.nodes.find((n) => n.op === 'Conv');
-  assert.deepEqual(first.outputs[0].shape, ['N', 8, 'floor((H+1)/2)', 'floor((W+1)/2)']);
+  assert.deepEqual(first.outputs[0].shape, ['N', 8, 'ceil(H/2)', 'ceil(W/2)']);
+  // Through the backbone, a chain of strides is one division: the head reads a 1/32 grid.
+  const head = description.nodes.find((n) => n.op === 'Conv' && n.outputs[0].shape[1] === 1);
+  assert.deepEqual(head.outputs[0].shape, ['N', 1, 'ceil(H/32)', 'ceil(W/32)']);
+  // A warning says a size change in the same words; a Pad's offset joins the window after it.
+  const { report } = lattice.convert(readFileSync(fixture('detector_dynamic_hw.onnx')));
+  assert.ok(report.warnings.some((w) => w.message.endsWith("changes shape from [N, 16, ceil(H/8), ceil(W/8)] to " +
+    '[N, 16, ceil(floor(ceil(H/2)/2)/2), ceil(floor(ceil(W/2)/2)/2)]')), report.warnings.map((w) => w.message).join('\n'));
   const relu = description.nodes.find((n) => n.op === 'Relu');
   assert.equal(relu.outputs[0].shape[0], 'N', 'the batch by its name, never "?"');
 });
