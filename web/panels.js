@@ -128,7 +128,10 @@ export function renderProps(aside, node, { report, view, onShowMatch, changes = 
   entry(dl, 'In', view === 'input' ? 'the input model' : 'the converted model');
   const attributes = Object.entries(node.attributes);
   if (attributes.length) entry(dl, 'Attributes', list(attributes.map(([k, v]) => `${k} = ${formatAttribute(v)}`)));
-  const named = (t, own = declared.get(t.name)) => (own && own.length === t.shape?.length ? own.map((d, i) => (t.shape[i] === '?' ? d : t.shape[i])) : t.shape ?? own);
+  // A graph input's or output's dimension as the model declares it (its own name for it, as on the
+  // model card); inside the graph, as the converter infers it.
+  const named = (t, own = declared.get(t.name)) => (own && own.length === t.shape?.length
+    ? own.map((d, i) => (typeof d === 'string' && d !== '?' ? d : t.shape[i] === '?' ? d : t.shape[i])) : t.shape ?? own);
   const tensor = (t) => (t.name ? frag(t.name, ' ', shape(named(t)), t.constant ? ' (constant)' : '') : '(omitted)');
   entry(dl, 'Inputs', list(node.inputs.map(tensor)));
   entry(dl, 'Outputs', list(node.outputs.map(tensor)));
