@@ -225,6 +225,19 @@ class FileHost final : public lattice::Host {
     return lattice::ok_status();
   }
 
+  lattice::Status make_dirs(const std::string& path) override {
+    // Each prefix in turn, as `mkdir -p`: one that exists already is fine if it is a folder.
+    for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+      std::string prefix = path.substr(0, at);
+      struct stat s {};
+      if (!prefix.empty() && ::mkdir(prefix.c_str(), 0777) != 0 &&
+          !(errno == EEXIST && ::stat(prefix.c_str(), &s) == 0 && S_ISDIR(s.st_mode))) {
+        return os_error(errno == EEXIST ? ENOTDIR : errno);
+      }
+      if (at == std::string::npos) return lattice::ok_status();
+    }
+  }
+
   void remove(const std::string& path) override { ::unlink(path.c_str()); }
 
   lattice::Status write_device(const std::string& path, std::string_view bytes) override {

@@ -437,6 +437,7 @@ class JsHost final : public lattice::Host {
   lattice::Status rename(const std::string& from, const std::string& to) override {
     return status(js_.call<val>("rename", from, to));
   }
+  lattice::Status make_dirs(const std::string& path) override { return status(js_.call<val>("makeDirs", path)); }
   void remove(const std::string& path) override { js_.call<void>("remove", path); }
   lattice::Status write_device(const std::string& path, std::string_view bytes) override {
     return status(js_.call<val>("writeDevice", path, view_of(bytes)));

@@ -3,7 +3,7 @@
 // written, and in what order, is decided once in the core (core/cli). Failures come back as
 // {error, code} in the C library's strerror wording with errno's name, so both CLIs print the same.
 import {
-  closeSync, constants, fchmodSync, fsyncSync, lstatSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync,
+  closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync,
   renameSync, rmSync, statSync, writeSync,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -139,6 +139,7 @@ export const fsHost = {
     rmSync(name, { force: true });
   },
   rename: (from, to) => attempt(() => renameSync(from, to)),
+  makeDirs: (path) => attempt(() => mkdirSync(path, { recursive: true })),
   remove: (path) => rmSync(path, { force: true }),
   writeDevice(path, bytes) {
     return attempt(() => {

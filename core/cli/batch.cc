@@ -81,8 +81,19 @@ int run_batch(const Batch& batch, Host& host) {
     if (!batch.quiet) host.out(line + "\n");
   };
   if (!batch.out_dir.empty()) {
+    // A folder that does not exist is made, with its parents, as babel and tsc do; a file there
+    // is the user's to move. A dry run writes nothing, and makes nothing.
     auto dir = resolve(host, batch.out_dir);
-    if (!dir || dir->stat.kind != FileStat::Kind::kDirectory) {
+    auto absent = [&] { return !dir || dir->stat.kind == FileStat::Kind::kMissing; };
+    if (absent() && !batch.options.dry_run) {
+      if (auto made = host.make_dirs(batch.out_dir); !made) {
+        host.err(fmt::format("onnx-lattice: cannot make the folder -d '{}': {}\n", printable(batch.out_dir),
+                             made.error().message));
+        return kExitIO;
+      }
+      dir = resolve(host, batch.out_dir);
+    }
+    if (!absent() && dir->stat.kind != FileStat::Kind::kDirectory) {
       host.err(fmt::format("onnx-lattice: -d '{}' is not a folder\n", printable(batch.out_dir)));
       return kExitUsage;
     }

@@ -41,7 +41,7 @@ constexpr Flag kConvertFlags[] = {
     {"-o, --output FILE", "the converted model; default IN.<target>.onnx beside the input; - for standard output (never a terminal)"},
     {"--report FILE", "also write the JSON report (- for standard output)"},
     {"--json", "print the JSON report (or {\"error\": ...}) on standard output instead of the summary"},
-    {"-d, --out-dir DIR", "several models (or a folder): their outputs go there, as <name>.<target>.onnx"},
+    {"-d, --out-dir DIR", "several models (or a folder): their outputs go there (made if missing), as <name>.<target>.onnx"},
     {"--reports", "several models: also <name>.<target>.report.json beside each output"},
     {"--fail-on-unsupported", "exit 4 when the target cannot run some node of a model"},
     {"--dry-run", "convert and report, write nothing"},

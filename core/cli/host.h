@@ -60,6 +60,8 @@ class Host {
   // file it will replace if there is one; returns its name. Nothing is left behind on failure.
   virtual Result<std::string> write_temporary(const std::string& path, const std::vector<Piece>& pieces) = 0;
   virtual Status rename(const std::string& from, const std::string& to) = 0;
+  // Creates the folder and any missing parents, as `mkdir -p` does (-d OUTDIR).
+  virtual Status make_dirs(const std::string& path) = 0;
   virtual void remove(const std::string& path) = 0;
   // Writes into an existing character device (e.g. /dev/null), which is never replaced.
   virtual Status write_device(const std::string& path, std::string_view bytes) = 0;

@@ -41,6 +41,14 @@ class MemoryHost final : public lattice::Host {
     s.identity = path;
     return s;
   }
+  lattice::Status make_dirs(const std::string& path) override {
+    for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+      std::string prefix = path.substr(0, at);
+      if (files.contains(prefix)) return lattice::Error{"Not a directory", lattice::ErrorKind::kIO, prefix, "ENOTDIR"};
+      specials.emplace(prefix, lattice::FileStat::Kind::kDirectory);
+      if (at == std::string::npos) return lattice::ok_status();
+    }
+  }
   lattice::Result<std::string> read_link(const std::string& path) override {
     auto it = links.find(path);
     if (it == links.end()) return lattice::error("Invalid argument");

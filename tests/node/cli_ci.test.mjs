@@ -201,6 +201,18 @@ test('a batch whose outputs collide, or whose -d is no folder, is refused before
   assert.equal(noFolder.stderr, "onnx-lattice: -d 'm.onnx' is not a folder\n");
 });
 
+test('-d makes a folder that does not exist, with its parents; a file in its way is an I/O error; a dry run makes nothing', () => {
+  const made = both(() => ['convert', 'm.onnx', '-d', 'out/deeper', '--quiet']);
+  assert.equal(made.status, 0, made.stderr);
+  assert.deepEqual(readdirSync(join(made.dir, 'out/deeper')), ['m.lattice.onnx']);
+  const blocked = both(() => ['convert', 'm.onnx', '-d', 'm.onnx/sub']);
+  assert.equal(blocked.status, 3);
+  assert.equal(blocked.stderr, "onnx-lattice: cannot make the folder -d 'm.onnx/sub': Not a directory\n");
+  const dry = both(() => ['convert', 'm.onnx', '-d', 'never', '--dry-run', '--quiet']);
+  assert.equal(dry.status, 0, dry.stderr);
+  assert.ok(!dry.files.includes('never'), 'a dry run made no folder');
+});
+
 test('- reads the model from standard input: converted as the file would be, named "standard input"', () => {
   const fromFile = join(scratch(), 'f.onnx');
   assert.equal(CLIS.native(['convert', SAMPLE, '-o', fromFile, '--quiet']).status, 0);
