@@ -111,7 +111,7 @@ export function checkShapes(description, given = {}) {
 }
 
 // How a caller gives the check its sizes: the API's option or the CLI's flag, in that caller's words.
-export const SIZE_OPTION = {
+const SIZE_OPTION = {
   api: { name: 'inputShapes', example: (name, dims) => `inputShapes: {'${name}': [${dims.join(', ')}]}` },
   cli: { name: '--check-shape', example: (name, dims) => `--check-shape ${name}:${dims.join(',')}` },
 };
@@ -158,7 +158,7 @@ export function inputBytes(description, shapes) {
 // inputs pinned to them, so the converter inferred every activation's shape): the weights twice
 // (the model's bytes it is given, and the initializers it makes of them), the inputs and every
 // activation (the layerwise check keeps them all; a shape left unknown counts nothing).
-export function runtimePeak(weightBytes, description, shapes) {
+function runtimePeak(weightBytes, description, shapes) {
   let activations = 0;
   for (const node of description.nodes) {
     for (const o of node.outputs) {
