@@ -475,88 +475,15 @@ function makeTwin(inputShapes) {
   });
 }
 
-// "Check": the input, the converted model and the fold-only twin in onnxruntime-web, in a worker of
-// its own that is ended afterwards (its memory goes back). A model the runtime cannot hold is
-// refused before anything loads.
+// "Check" and "Repair" (check-run.js, loaded with the first press, as the runtime is: none of it
+// weighs on the page's first load), given what of the page they read and call.
 async function check(given = {}, repair = false) {
   ui.checkResult.hidden = true;  // until this check's result is in
-  // Loaded on first use, as the runtime is: none of it weighs on the page's first load.
-  const { CHECK_MEMORY_LIMIT, changeText, checkShapes, finiteForJson, renderCheck, repairText, sizesTooLarge } = await import('./check-panel.js');
-  const { report } = current;
-  // Given samples size every dynamic dimension themselves; otherwise a dynamic batch is 1 and
-  // any other dynamic dimension is asked for, with the size the model suggests.
-  const data = samples.samples();
-  const { shapes: inputShapes, missing } = checkShapes(current.input, { ...report.input_shapes, ...given });
-  if (!data && missing.length) return renderCheck(ui.checkResult, { missing, onSizes: (shapes) => check(shapes, repair) });
-  // Refused before anything loads: a model onnxruntime-web could not hold (the input's own
-  // description, whose unknown shapes count nothing), then sizes whose activations it could not
-  // (the twin's, described at those sizes).
-  const dataBytes = Object.values(inputFiles).reduce((n, f) => n + f.size, 0);
-  const memory = { weightBytes: report.input.bytes + dataBytes, limit: CHECK_MEMORY_LIMIT, where: 'WebAssembly allows the page' };
-  const refuse = (refused) => {
-    busy(false);
-    renderCheck(ui.checkResult, { refused });
-    setStatus('The check was refused: too large for the browser.');
-  };
-  const tooLarge = sizesTooLarge(current.input, data ? {} : inputShapes, memory);
-  if (tooLarge) return refuse(tooLarge);
-  const started = performance.now();
-  busySince = started;
-  setStatus(repair ? 'Repairing…' : 'Checking…');
-  busy(true);
-  let checker = null;
-  try {
-    showProgress('making the fold-only twin', 0);
-    const twin = await makeTwin(data ? undefined : inputShapes);
-    const atSizes = data ? null : sizesTooLarge(twin.description, inputShapes, memory);
-    if (atSizes) return refuse(atSizes);
-    // A check after a repair checks the repaired model (the download); a repair starts again
-    // from the converted one.
-    const converted = !repair && current.repaired ? current.repaired : await current.files.promise;
-    const result = await new Promise((resolve, reject) => {
-      checker = new Worker('check-worker.js', { type: 'module' });
-      checker.onmessage = ({ data }) => {
-        if (data.type === 'progress') showProgress(data.stage, data.fraction);
-        if (data.type === 'result') resolve(data);
-        if (data.type === 'error') reject(new Error(data.message));
-      };
-      checker.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || 'the check worker stopped')); };
-      const dataFile = converted.data ? { [`${current.name}.onnx.data`]: converted.data } : {};
-      // The repair's fit and new weights are the converter's: its worker answers on a port of its own.
-      let port;
-      if (repair) {
-        const channel = new MessageChannel();
-        worker.postMessage({ type: 'repair-port', port: channel.port1 }, [channel.port1]);
-        port = channel.port2;
-      }
-      checker.postMessage({
-        original: { model: inputModel, files: inputFiles, description: current.input },
-        candidate: { model: converted.model, files: dataFile, description: current.output },
-        twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
-        options: { layerwise: ui.checkLayerwise.checked, inputShapes, inputRange: samples.inputRange() },
-        data, ...(port ? { repair: { port } } : {}),
-        conversion: report, twinConversion: twin.report,
-      }, port ? [port] : []);
-    });
-    current.check = result.check;
-    current.changes = new Map((result.check.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));
-    if (result.repair) offerRepaired(result, repairText);
-    busy(false);
-    renderCheck(ui.checkResult, { check: result.check, repair: result.repair, ms: performance.now() - started });
-    // A model that failed to load or run is a failed check, however long it took to say so.
-    const failure = result.check.converted.error ?? result.check.fold_only.error;
-    const inconclusive = [result.check.converted, result.check.fold_only].some((c) => c.verdict === 'inconclusive');
-    setStatus(failure ? `The check failed: ${failure}`
-      : `${result.repair ? 'Repaired and checked' : 'Checked'}${inconclusive ? ' (inconclusive)' : ''} in ${Math.round(performance.now() - started)} ms.`);
-    offerReport(finiteForJson);
-    renderPlan(report);
-  } catch (e) {
-    busy(false);
-    renderCheck(ui.checkResult, { error: e.message });
-    setStatus('The check could not run.');
-  } finally {
-    checker?.terminate();
-  }
+  const { runCheck } = await import('./check-run.js');
+  return runCheck({
+    ui, current, samples, inputModel, inputFiles, worker, busy, setStatus, showProgress, makeTwin, offerRepaired,
+    offerReport, renderPlan, check, started: (at) => { busySince = at; },
+  }, given, repair);
 }
 
 // Everything the page needs is fetched now, so it keeps working offline once loaded: the
