@@ -153,10 +153,13 @@ export interface RepairReport {
   data: { source: string; samples: number; preprocessing?: CheckReport['inputs']['preprocessing']; seed?: number; note?: string };
   options: { ridge: number; max_rows: number; seed: number };
   /** In topological order. `before`/`after`: max |Δ| and ‖Δ‖/‖target‖ at `target_tensor` on the
-   *  calibration samples; `residual`: the fit's own relative residual on the rows it sampled. */
+   *  calibration samples; `residual`: the fit's own relative residual on the rows it sampled;
+   *  `runtime_ms`: onnxruntime's sessions and runs in this layer's step (the part of each model up
+   *  to it), `fit_ms`: its fits and the new weights written into the model. */
   layers: {
     node: string; match_id?: string; target_tensor: string; samples: number; refitted: boolean; reason?: string;
     rows?: number; residual?: number; before: { max_abs: number; rel: number }; after: { max_abs: number; rel: number };
+    runtime_ms: number; fit_ms: number;
   }[];
   /** Conv and Gemm layers left as converted, with the reason (no tensor of the original to reproduce). */
   left: { node: string; match_id?: string; reason: string }[];

@@ -3,14 +3,22 @@
 // original model's tensor, given the repaired model's own input to it (each fit sees the fits
 // before it). onnxruntime computes the activations; the fit (patches, normal equations, a
 // Cholesky solve) and the writing of the new weights are the converter's own compiled code
-// (core/repair), so Node and the page run the same. One module for both shells, like check.mjs:
-// it imports only check.mjs and is handed the runtime and the converter's module.
-import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, compareTensor, computeTensors, feedBatches, feedShapes, inputFeeds, joinTensors, sliceFeeds } from './check.mjs';
+// (core/repair), so Node and the page run the same. The models run part by part (submodel.mjs):
+// each layer's step runs only the nodes between the tensors held and that layer, so the whole
+// repair costs about one pass of each model, not one per layer. One module for both shells, like
+// check.mjs: it imports only check.mjs and submodel.mjs and is handed the runtime and the
+// converter's module.
+import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, feedBatches, feedShapes, inputFeeds, joinTensors, sliceFeeds } from './check.mjs';
+import { indexModel, partNodes, submodel } from './submodel.mjs';
 
 export const REPAIR_DEFAULTS = Object.freeze({ ridge: 1e-3, maxRows: 16384, seed: 0 });
-// The original's targets are held for every sample at once; above this the caller is told to
+// The activations the repair holds for every sample at once (both models' tensors that later
+// nodes still read, and one layer's input, target and output); above this the caller is told to
 // give fewer samples rather than the runtime running out of memory halfway.
-export const TARGET_BUDGET_BYTES = 512 * 2 ** 20;
+export const ACTIVATION_BUDGET_BYTES = 4096 * 2 ** 20;
+// The original's tensors do not depend on the fits: one run gives the targets of the next layers
+// up to this many bytes (at least one layer's), which saves a session per layer on a small model.
+const TARGET_CHUNK_BYTES = 64 * 2 ** 20;
 // An elementwise activation a rewrite-made layer may sit behind while its target is the
 // activation's output (the SPPF chains: Conv → Relu writing the pool's output).
 const THROUGH = new Set(['Relu']);
@@ -89,16 +97,117 @@ function pooled({ data, dims }, [fh, fw]) {
   return { type: 'float32', data: out, dims: [n, c, ho, wo] };
 }
 
-// |Δ| and ‖Δ‖/‖target‖ between a layer's output and its target.
-function distance(values, target) {
+// |Δ| and ‖Δ‖/‖target‖ between a layer's output and its target (`wanted`, a tensor), and whether
+// the output is within the check's tolerance everywhere, as the check judges a tensor (its
+// compareTensor: allclose, NaN equal to NaN, a non-finite target counting as 0 for rtol). One
+// pass, no copy: on ResNet-50's first layers these are tens of millions of values, every layer.
+function compared(values, wanted, { rtol, atol }) {
+  const target = wanted.data;
   let maxAbs = 0, num = 0, den = 0;
+  let pass = values.type === wanted.type && values.dims.length === wanted.dims.length && values.dims.every((d, i) => d === wanted.dims[i]);
+  const data = values.data;
   for (let i = 0; i < target.length; ++i) {
-    const d = values[i] - target[i];
+    const t = target[i], v = data[i];
+    const d = v - t;
     maxAbs = Math.max(maxAbs, Math.abs(d));
     num += d * d;
-    den += target[i] * target[i];
+    den += t * t;
+    if (pass && v !== t && !(Number.isNaN(v) && Number.isNaN(t))) {
+      const diff = Number.isNaN(d) ? Infinity : Math.abs(d), ref = Math.abs(t);
+      pass = diff - rtol * (Number.isFinite(ref) ? ref : 0) <= atol;
+    }
   }
-  return { max_abs: maxAbs, rel: den > 0 ? Math.sqrt(num / den) : (num > 0 ? Infinity : 0) };
+  return { distance: { max_abs: maxAbs, rel: den > 0 ? Math.sqrt(num / den) : (num > 0 ? Infinity : 0) }, pass };
+}
+
+// One model's activations on every sample, computed part by part (submodel.mjs): it holds the
+// tensors that nodes not yet run still read (and those in `keep`, which the caller will ask for),
+// and each call runs only the nodes between what it holds and what is asked, in one session.
+// `run(bytes, commit, peek)`: the nodes computing `commit` are taken as final (their outputs are
+// held while read); those computing only `peek` run aside, for a layer whose weights are about to
+// change. `bytes`: the model as it is now. `timing.runtime` sums the sessions' creation and runs.
+function activations(runtime, externalData, batches, inputs, keep, timing) {
+  const sizes = batches.map((b) => Object.values(b)[0]?.dims[0] ?? 1);
+  const held = new Map(inputs.map((name) => [name, joinTensors(batches.map((b) => b[name]))]));
+  const done = new Set(inputs);
+  let model = null;
+  const indexed = (bytes) => {
+    if (model?.bytes !== bytes) {
+      model = indexModel(bytes);
+      model.readers = new Map();
+      for (const node of model.nodes) {
+        for (const name of [...node.inputs, ...(node.inner ?? [])]) if (name) model.readers.set(name, [...(model.readers.get(name) ?? []), node]);
+      }
+    }
+    return model;
+  };
+  const finished = (node) => node.outputs.every((o) => !o || done.has(o));
+  const read = (m, name, except = new Set()) => (m.readers.get(name) ?? []).some((n) => !except.has(n) && !finished(n));
+  async function run(bytes, commit, peek = []) {
+    commit = commit.filter((n) => !held.has(n));
+    peek = peek.filter((n) => !held.has(n) && !commit.includes(n));
+    const values = {};
+    if (commit.length || peek.length) {
+      const m = indexed(bytes);
+      const given = new Map([...held].map(([name, t]) => [name, { type: t.type, dims: t.dims }]));
+      // Taken as final: also every output of those nodes that a node not run yet reads.
+      const final = new Set(partNodes(m, given, commit).map((i) => m.nodes[i]));
+      const live = [...final].flatMap((n) => n.outputs).filter((o) => o && !commit.includes(o) && (keep.has(o) || read(m, o, final)));
+      const part = submodel(m, given, [...new Set([...commit, ...peek, ...live])]);
+      const started = performance.now();
+      const session = await runtime.session(part.bytes, externalData);
+      const out = [];
+      try {
+        let at = 0;
+        for (const size of sizes) {
+          const feeds = {};
+          for (const name of part.inputs) {
+            const t = held.get(name), each = t.data.length / t.dims[0];
+            feeds[name] = new runtime.Tensor(t.type, t.data.subarray(at * each, (at + size) * each), [size, ...t.dims.slice(1)]);
+          }
+          const result = await session.run(feeds);
+          out.push(Object.fromEntries(Object.entries(result).map(([name, t]) => [name, { type: t.type, dims: t.dims, data: t.data }])));
+          at += size;
+        }
+      } finally {
+        await session.release?.();
+      }
+      timing.runtime += performance.now() - started;
+      for (const name of Object.keys(out[0])) values[name] = joinTensors(out.map((o) => o[name]));
+      for (const node of final) for (const o of node.outputs) if (o) done.add(o);
+      for (const name of [...commit, ...live]) held.set(name, values[name]);
+      // What no node left to run reads, and nobody will ask for, is let go.
+      for (const name of held.keys()) if (!keep.has(name) && !read(m, name)) held.delete(name);
+    }
+    return (name) => values[name] ?? held.get(name);
+  }
+  return {
+    run,
+    has: (name) => held.has(name),
+    // The caller has what it asked for: no need to hold it any more for its sake.
+    release: (name) => keep.delete(name),
+  };
+}
+
+// Per sample, the most bytes of activations a model's description has in flight at once: at each
+// node, the tensors it or a later node reads that it or an earlier node wrote (4 bytes an
+// element, a symbolic dimension as 1).
+function liveBytes(description) {
+  const size = (shape) => 4 * (Array.isArray(shape) ? shape.slice(1).reduce((a, b) => a * (typeof b === 'number' ? b : 1), 1) : 1);
+  const last = new Map();
+  description.nodes.forEach((n, i) => { for (const x of n.inputs) if (x.name) last.set(x.name, i); });
+  const ends = new Map();
+  let live = 0, peak = 0;
+  description.nodes.forEach((n, i) => {
+    for (const o of n.outputs) {
+      if (!o.name || !last.has(o.name) || last.get(o.name) <= i) continue;
+      live += size(o.shape);
+      ends.set(last.get(o.name), (ends.get(last.get(o.name)) ?? 0) + size(o.shape));
+    }
+    peak = Math.max(peak, live);
+    live -= ends.get(i) ?? 0;
+  });
+  return peak;
 }
 
 // Refits the converted model's layers on `samples` ({feeds, samples, source, preprocessing?}).
@@ -114,36 +223,64 @@ export async function repairModel(runtime, module, original, converted, conversi
   const started = performance.now();
   const batches = feedBatches(samples.feeds, [original, converted].flatMap((m) => m.description.inputs), samples.samples);
   const plan = repairPlan(original.description, converted.description, conversion);
-  const targetBytes = plan.layers.reduce((n, l) => n + 4 * samples.samples * convertedShape(converted.description, l.target).slice(1).reduce((a, b) => a * (typeof b === 'number' ? b : 1), 1), 0);
-  if (targetBytes > TARGET_BUDGET_BYTES) {
-    throw optionsError(`repairing on ${samples.samples} samples would hold ${Math.ceil(targetBytes / 2 ** 20)} MiB of the original's activations ` +
-      `(at most ${TARGET_BUDGET_BYTES / 2 ** 20} MiB): give fewer samples`);
+  const perSample = (tensor, model = converted) => 4 * convertedShape(model.description, tensor).slice(1).reduce((a, b) => a * (typeof b === 'number' ? b : 1), 1);
+  const layerBytes = Math.max(0, ...plan.layers.map((l) => perSample(l.input) + 3 * perSample(l.target)));
+  const heldBytes = samples.samples * (liveBytes(original.description) + liveBytes(converted.description) + layerBytes) + TARGET_CHUNK_BYTES;
+  if (heldBytes > ACTIVATION_BUDGET_BYTES) {
+    throw optionsError(`repairing on ${samples.samples} samples would hold ${Math.ceil(heldBytes / 2 ** 20)} MiB of activations ` +
+      `(at most ${ACTIVATION_BUDGET_BYTES / 2 ** 20} MiB): give fewer samples`);
   }
-  onProgress('running the original model', 0);
-  const theirs = await computeTensors(runtime, original, batches, [...new Set(plan.layers.map((l) => l.target))]);
-  const targets = Object.fromEntries(plan.layers.map((l) => [l.target, l.pooled ? pooled(theirs[l.target], l.pooled) : theirs[l.target]]));
+  const timing = { runtime: 0 };
+  const inputsOf = (m) => m.description.inputs.map((i) => i.name);
+  const later = (index, key) => new Set(plan.layers.slice(index + 1).map((l) => l[key]));
+  // The original's tensors do not depend on the fits: several layers' targets come from one run.
+  const theirs = activations(runtime, original.externalData ?? [], batches, inputsOf(original), later(-1, 'target'), timing);
+  const mine = activations(runtime, converted.externalData ?? [], batches, inputsOf(converted), later(-1, 'input'), timing);
   let bytes = converted.bytes;
   const layers = [];
+  // The last layer refitted: its change is measured with the next run of the repaired model.
+  let pending = null;
+  const measure = (value) => {
+    pending.entry.after = compared(value(pending.entry.target_tensor), pending.wanted, tolerance).distance;
+    pending = null;
+  };
+  onProgress('running the models', 0);
   for (const [index, layer] of plan.layers.entries()) {
     if (signal?.aborted) throw Object.assign(new Error('the repair was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
     onProgress(`fitting ${layer.node}`, (index + 1) / (plan.layers.length + 1));
-    const model = { ...converted, bytes };
-    const seen = await computeTensors(runtime, model, batches, [...new Set([layer.input, layer.target])]);
-    const target = targets[layer.target].data;
-    const before = distance(seen[layer.target].data, target);
+    const ranBefore = timing.runtime;
+    let fitMs = 0;
+    if (!theirs.has(layer.target)) {
+      let chunk = 0;
+      const next = plan.layers.slice(index).filter((l, i) => i === 0 || (chunk += samples.samples * perSample(l.target, original)) <= TARGET_CHUNK_BYTES);
+      await theirs.run(original.bytes, [...new Set(next.map((l) => l.target))]);
+    }
+    const given = (await theirs.run(original.bytes, [layer.target]))(layer.target);
+    if (!later(index, 'target').has(layer.target)) theirs.release(layer.target);
+    const wanted = layer.pooled ? pooled(given, layer.pooled) : given;
+    // The layer's input in the repaired model, and its output as converted on that input.
+    const value = await mine.run(bytes, [layer.input, ...(pending ? [pending.entry.target_tensor] : [])], [layer.target]);
+    if (pending) measure(value);
+    const input = value(layer.input), seen = value(layer.target);
+    if (!later(index, 'input').has(layer.input)) mine.release(layer.input);
+    const target = wanted.data;
+    const { distance: before, pass } = compared(seen, wanted, tolerance);
     const entry = { node: layer.node, ...(layer.match_id ? { match_id: layer.match_id } : {}), target_tensor: layer.target, samples: samples.samples, before };
-    // Within the check's tolerance everywhere (its own allclose): nothing to repair, as after a fold.
-    if (compareTensor(layer.target, targets[layer.target], seen[layer.target], tolerance, { brief: true }).pass) {
-      layers.push({ ...entry, refitted: false, reason: 'unchanged within the tolerance' });
+    // Within the check's tolerance everywhere: nothing to repair, as after a fold.
+    if (pass) {
+      layers.push({ ...entry, refitted: false, reason: 'unchanged within the tolerance', after: before,
+        runtime_ms: timing.runtime - ranBefore, fit_ms: 0 });
       continue;
     }
     const fitTo = async (values) => {
+      const fitStarted = performance.now();
       const fit = await module.fitLayer({
         op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
-        input: { data: seen[layer.input].data, dims: seen[layer.input].dims },
-        target: { data: values, dims: targets[layer.target].dims }, ridge, maxRows, seed,
+        input: { data: input.data, dims: input.dims },
+        target: { data: values, dims: wanted.dims }, ridge, maxRows, seed,
       });
       bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
+      fitMs += performance.now() - fitStarted;
       return fit;
     };
     let fit = await fitTo(target);
@@ -152,16 +289,18 @@ export async function repairModel(runtime, module, original, converted, conversi
       // Before a Relu, a value the original had at or below zero needs only to stay there:
       // fitted again with those targets set to what the first fit gives there, the solve spends
       // its freedom where the Relu lets values through.
-      const given = (await computeTensors(runtime, { ...converted, bytes }, batches, [layer.output]))[layer.output].data;
-      const relaxed = Float32Array.from(target, (t, i) => (t <= 0 && given[i] <= 0 ? given[i] : t));
+      const first = (await mine.run(bytes, [], [layer.output]))(layer.output).data;
+      const relaxed = new Float32Array(target.length);
+      for (let i = 0; i < target.length; ++i) relaxed[i] = target[i] <= 0 && first[i] <= 0 ? first[i] : target[i];
       fit = await fitTo(relaxed);
     }
-    layers.push({ ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter });
+    // Its change is measured on its output once its weights are final (later fits change only
+    // later layers, so that is its change in the repaired model too).
+    const done = { ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter, after: null, runtime_ms: timing.runtime - ranBefore, fit_ms: fitMs };
+    layers.push(done);
+    pending = { entry: done, wanted };
   }
-  // Each refit layer's change after all fits, measured on the repaired model.
-  const repaired = { ...converted, bytes };
-  const finals = await computeTensors(runtime, repaired, batches, [...new Set(plan.layers.map((l) => l.target))]);
-  for (const entry of layers) entry.after = distance(finals[entry.target_tensor].data, targets[entry.target_tensor].data);
+  if (pending) measure(await mine.run(bytes, [pending.entry.target_tensor]));
   onProgress('repaired', 1);
   const data = { source: samples.source, samples: samples.samples, ...(samples.preprocessing ? { preprocessing: samples.preprocessing } : {}), ...(samples.random ? { seed: samples.seed, note: 'seeded random inputs, not your data: a weaker repair' } : {}) };
   return {
