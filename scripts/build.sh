@@ -37,7 +37,7 @@ cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null 
 # The graph view's layout library: its browser build, from node_modules (installed by setup.sh).
 cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"
 # The check: the comparison the Node package uses too, and onnxruntime-web's CPU build (one
-# thread, no WebGPU), loaded only when "Check" is pressed.
+# thread unless the page is cross-origin isolated, no WebGPU), loaded only when "Check" is pressed.
 cp "$ROOT/wasm/check.mjs" "$ROOT/wasm/check_sizes.mjs" "$ROOT/build/web/"
 # The user's data readers, shared with the Node package, and fflate's browser module for .npz.
 cp "$ROOT/wasm/npy.mjs" "$ROOT/wasm/npz.mjs" "$ROOT/wasm/preprocess.mjs" "$ROOT/wasm/samples.mjs" "$ROOT/wasm/half.mjs" "$ROOT/build/web/"

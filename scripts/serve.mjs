@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // A static file server for build/web on 127.0.0.1, for `scripts/start.sh` and the browser tests.
-// Static files only, as any static host would serve them (.wasm as application/wasm).
+// Static files only, as any static host would serve them (.wasm as application/wasm), with the
+// two headers that make the page cross-origin isolated (docs/page.md): only then may its workers
+// share memory, which onnxruntime-web needs to run the check and the repair on more than one
+// thread. Every file is the site's own, so requiring CORP of cross-origin resources costs nothing.
 //   node scripts/serve.mjs [DIR] [PORT]     (PORT 0: any free port; prints the URL)
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -13,8 +16,13 @@ const TYPES = {
   '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png',
 };
 
-export function serve(root, port = 0) {
+const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
+// `isolated: false` serves without those headers, as a host that does not send them would (the
+// page then runs onnxruntime-web on one thread).
+export function serve(root, port = 0, { isolated = true } = {}) {
   root = resolve(root);
+  const headers = isolated ? ISOLATION : {};
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     let file = join(root, path);
@@ -22,10 +30,10 @@ export function serve(root, port = 0) {
     try {
       if (statSync(file).isDirectory()) file = join(file, 'index.html');
       const size = statSync(file).size;
-      res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Content-Length': size });
+      res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Content-Length': size });
       createReadStream(file).pipe(res);
     } catch {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      res.writeHead(404, { ...headers, 'Content-Type': 'text/plain' }).end('not found');
     }
   });
   return new Promise((ok) => server.listen(port, '127.0.0.1', () => ok(server)));

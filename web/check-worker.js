@@ -9,8 +9,10 @@
 import { checkCandidates } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
-// One thread: a static page is not cross-origin isolated, so it has no shared memory for more.
-ort.env.wasm.numThreads = 1;
+// Threads share memory, which a page has only when cross-origin isolated (its host sends COOP and
+// COEP, as scripts/serve.mjs does): then one thread a core; without, one thread, which works on
+// any host.
+ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, navigator.hardwareConcurrency || 1) : 1;
 // The bundle carries the runtime's loader; only its .wasm is fetched, from this site.
 ort.env.wasm.wasmPaths = { wasm: new URL('./ort/ort-wasm-simd-threaded.wasm', import.meta.url).href };
 

@@ -1570,6 +1570,32 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
   await context.close();
 });
 
+// Served with COOP and COEP (scripts/serve.mjs) the page is cross-origin isolated, and the check
+// worker runs onnxruntime-web on a thread a core: the runtime's threads are workers of its own
+// script. From a host that does not send the headers it runs on one thread, and still checks.
+test('cross-origin isolated, the check runs onnxruntime-web on every core; without the headers, on one thread', async () => {
+  const plain = await serve(SITE, 0, { isolated: false });
+  try {
+    for (const [url, isolated] of [[base, true], [`http://127.0.0.1:${plain.address().port}/`, false]]) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const threads = [];
+      page.on('worker', (w) => { if (w.url().endsWith('/ort/ort.wasm.bundle.min.mjs')) threads.push(w.url()); });
+      await page.goto(url);
+      const [crossOriginIsolated, cores] = await page.evaluate(() => [self.crossOriginIsolated, navigator.hardwareConcurrency]);
+      assert.equal(crossOriginIsolated, isolated);
+      await page.click('[data-testid="sample-model"]');
+      await waitDone(page);
+      const result = await runCheckInPage(page);
+      assert.equal(result.foldPass, 'true', result.text);
+      assert.equal(threads.length > 0, isolated && cores > 1, `${isolated ? '' : 'not '}isolated, ${cores} cores: ${threads.length} runtime threads`);
+      await context.close();
+    }
+  } finally {
+    plain.close();
+  }
+});
+
 test('the check of ResNet-50 in the page', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
   const { page, context } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', join(ZOO, 'resnet50.onnx'));
