@@ -13,6 +13,9 @@
 # wasm heap / model size, each beside its target; and the page in headless Chromium (bench/page.mjs),
 # file pick to done on VGG-11-BN (507 MiB, exported into the cache once) and ResNet-50, against the
 # Node CLI's whole-process convert in the same run (issue 23: page <= 2x), with where the time went.
+# The repair (bench/repair.mjs) on the digits CNN and ResNet-50: time and peak memory in the Node
+# CLI and in the page, cross-origin isolated and not, against its targets (ResNet-50 <= 60 s in
+# Node, the page <= 2x Node), and where the time went layer by layer.
 #   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]      CHAIN_SIZES="100 400 1600 6400 25600"
 # Every step runs or the bench stops: a failing step is named and the exit status is non-zero.
 set -euo pipefail
@@ -73,3 +76,8 @@ node "$ROOT/bench/page.mjs" "$ROOT/build/web" "$repeats" "$vgg" "$resnet50"
 echo
 echo "the check of ResNet-50, Node CLI and page side by side (issue 20)"
 node "$ROOT/bench/check.mjs" "$ROOT/build/web" "$repeats" "$resnet50"
+
+echo
+echo "the repair, Node CLI and page (isolated and not) side by side, on the digits CNN and ResNet-50"
+# ResNet-50's repair runs minutes in each of its three runs a repeat: at most 3 repeats.
+node "$ROOT/bench/repair.mjs" "$ROOT/build/web" "$(( repeats < 3 ? repeats : 3 ))"
