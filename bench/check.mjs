@@ -2,7 +2,8 @@
 // Node CLI's `convert MODEL -o OUT --check` as a whole process minus the same conversion without
 // the check (so what is left is the check: the fold-only twin and both comparisons), and the page's
 // "Check" from the press to the result (the same two comparisons, onnxruntime-web loaded on
-// the press). Medians of REPEATS, each page run in a fresh tab.
+// the press), served cross-origin isolated (the runtime on every core) and not (one thread).
+// Medians of REPEATS, each page run in a fresh tab.
 //   node bench/check.mjs SITE_DIR REPEATS MODEL.onnx
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,14 +32,14 @@ function timedCli(args) {
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
-const server = await serve(site, 0);
-const base = `http://127.0.0.1:${server.address().port}/`;
+const servers = [await serve(site, 0), await serve(site, 0, { isolated: false })];
+const bases = servers.map((server) => `http://127.0.0.1:${server.address().port}/`);
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
 });
 
-async function pageCheck() {
+async function pageCheck(base) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(base);
@@ -57,17 +58,19 @@ async function pageCheck() {
 }
 
 const out = join(scratch, 'out.onnx');
-const node = [], page = [];
+const node = [], page = [], single = [];
 timedCli(['convert', model, '-o', out, '--check', '--quiet']);  // warm-up: the file cache, V8's code cache
 for (let i = 0; i < repeats; ++i) {
   const convert = timedCli(['convert', model, '-o', out, '--quiet']);
   node.push(timedCli(['convert', model, '-o', out, '--quiet', '--check']) - convert);
-  page.push(await pageCheck());
+  page.push(await pageCheck(bases[0]));
+  single.push(await pageCheck(bases[1]));
 }
 console.log(`check of ${basename(model)} (fold-only twin and converted model, each against the input), median of ${repeats}:`);
 console.log(`  Node CLI (convert --check minus convert): ${median(node).toFixed(0)} ms`);
-console.log(`  page ("Check" pressed -> result, runtime loaded on the press): ${median(page).toFixed(0)} ms`);
-console.log(`  page / Node CLI: ${(median(page) / median(node)).toFixed(2)}`);
+console.log(`  page ("Check" pressed -> result, runtime loaded on the press), cross-origin isolated: ${median(page).toFixed(0)} ms; ` +
+  `not isolated, one thread: ${median(single).toFixed(0)} ms`);
+console.log(`  page / Node CLI: ${(median(page) / median(node)).toFixed(2)} isolated, ${(median(single) / median(node)).toFixed(2)} on one thread`);
 await browser.close();
-server.close();
+for (const server of servers) server.close();
 rmSync(scratch, { recursive: true, force: true });
