@@ -649,6 +649,18 @@ export function fedText(check) {
   return `${inputs.samples} samples of ${inputs.source}${converted} ${runs}${images}`;
 }
 
+// The fold-only twin of a conversion: the same folds (and skips of them), the same pinned
+// shapes, the fixed-point scheme's exact rewrites (FPQ's bias moves), no conversion pattern.
+// The page's twin is made the same way (web/worker.js: the conversion's options, target none); a
+// repair under FPQ runs these on the repaired model (repair.mjs).
+export function twinOptions(conversion) {
+  const o = conversion.options;
+  return {
+    target: 'none', foldBatchNorm: o.fold_batch_norm, skipMatches: o.skip_matches, ignoreUnknownSkips: true,
+    inputShapes: conversion.input_shapes, ...(o.fixed_point ? { fixedPoint: o.fixed_point } : {}),
+  };
+}
+
 // A share as people read it: one decimal, and never "0.0 %" or "100.0 %" for what is not.
 export function percent(share) {
   const p = 100 * share;

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, percent, verdict } from './check.mjs';
 import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { runCheck } from './check_node.mjs';
+import { fixedPointRepairText } from './repair.mjs';
 
 // 5: a comparison that could not have shown a change (check.mjs, compareRuns): neither a pass nor a failure.
 const EXIT = { ok: 0, failed: 1, usage: 2, inconclusive: 5 };
@@ -70,6 +71,8 @@ export function repairLines(repair) {
   const lines = [`repair: ${refitted.length} layer${refitted.length === 1 ? '' : 's'} refitted on ${repair.data.source}` +
     `${repair.data.note ? ` (${repair.data.note})` : ''} in ${Math.round(repair.time_ms)} ms`];
   for (const l of refitted) lines.push(`repair:   ${l.node}: '${l.target_tensor}' max |Δ| ${figure(l.before.max_abs)} → ${figure(l.after.max_abs)}, relative ${figure(l.before.rel)} → ${figure(l.after.rel)}`);
+  const fixedPoint = fixedPointRepairText(repair);
+  if (fixedPoint) lines.push(`repair: ${fixedPoint}`);
   return lines;
 }
 

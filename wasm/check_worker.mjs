@@ -9,7 +9,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { checkCandidates, feedShapes } from './check.mjs';
+import { checkCandidates, feedShapes, twinOptions } from './check.mjs';
 import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
@@ -82,17 +82,6 @@ function modelFrom(module, source, label, options = { target: 'none', foldBatchN
   };
 }
 
-// The fold-only twin of a conversion: the same folds (and skips of them), the same pinned
-// shapes, the fixed-point scheme's exact rewrites (FPQ's bias moves), no conversion pattern.
-// The page's twin is made the same way (web/worker.js: the conversion's options, target none).
-function twinOptions(conversion) {
-  const o = conversion.options;
-  return {
-    target: 'none', foldBatchNorm: o.fold_batch_norm, skipMatches: o.skip_matches, ignoreUnknownSkips: true,
-    inputShapes: conversion.input_shapes, ...(o.fixed_point ? { fixedPoint: o.fixed_point } : {}),
-  };
-}
-
 // Random inputs at sizes whose activations this machine could not hold are refused before
 // anything runs. The estimate needs every activation's shape at those sizes: a description of the
 // original with its inputs pinned to them gives it.
@@ -143,7 +132,12 @@ try {
     // does not see: a figure on the samples a fit was made on would flatter it.
     let fit = calibration;
     if (repair.check && given.length && rest.samples === undefined) [fit, rest.samples] = holdOut(calibration);
-    repaired = await repairModel(ort, engine, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
+    // Under FPQ the repaired model goes through the scheme's exact rewrites again (repair.mjs).
+    const settleFixedPoint = (bytes, settle) => {
+      const settled = modelFrom(module, { bytes }, 'repaired', settle);
+      return { bytes: settled.bytes, report: settled.report };
+    };
+    repaired = await repairModel(ort, { ...engine, settleFixedPoint }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };
   }
   const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, rest, onProgress) : [];

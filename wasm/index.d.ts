@@ -160,9 +160,14 @@ export interface RepairReport {
     node: string; match_id?: string; target_tensor: string; samples: number; refitted: boolean; reason?: string;
     rows?: number; residual?: number; before: { max_abs: number; rel: number }; after: { max_abs: number; rel: number };
     runtime_ms: number; fit_ms: number;
+    /** Under FPQ, a refitted layer's new weights against FPQ's signed 0.7 (as FixedPointFit's layers). */
+    fixed_point?: { clipped: number; quantization_error: number; fits: boolean };
   }[];
   /** Conv and Gemm layers left as converted, with the reason (no tensor of the original to reproduce). */
   left: { node: string; match_id?: string; reason: string }[];
+  /** Under FPQ (the conversion's report says so): the new conv biases moved into the
+   *  BatchNormalization after each, and the refitted layers whose new weights FPQ's range clips. */
+  fixed_point?: { scheme: 'fpq'; biases_moved: number; weights_clip: string[] };
   time_ms: number;
 }
 
@@ -181,7 +186,8 @@ export interface RepairOptions {
   /** A layer within rtol/atol of its target is left as it is; defaults 1e-4 and 1e-5. */
   rtol?: number;
   atol?: number;
-  /** The conversion's report: each layer then names the match that made it. */
+  /** The conversion's report: each layer then names the match that made it, and under FPQ the
+   *  repaired model keeps FPQ's rules (no Conv with a bias); without it the scheme is unknown. */
   conversion?: Report;
   onProgress?: (event: { stage: string; fraction: number }) => void;
   /** Aborting ends the runtime's worker; the promise rejects with ERR_ONNX_LATTICE_ABORTED and nothing is returned. */

@@ -8,7 +8,7 @@
 // repair costs about one pass of each model, not one per layer. One module for both shells, like
 // check.mjs: it imports only check.mjs and submodel.mjs and is handed the runtime and the
 // converter's module.
-import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, feedBatches, feedShapes, inputFeeds, joinTensors, sliceFeeds } from './check.mjs';
+import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, feedBatches, feedShapes, inputFeeds, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
 import { indexModel, partNodes, submodel } from './submodel.mjs';
 
 export const REPAIR_DEFAULTS = Object.freeze({ ridge: 1e-3, maxRows: 16384, seed: 0 });
@@ -22,6 +22,7 @@ const TARGET_CHUNK_BYTES = 64 * 2 ** 20;
 // An elementwise activation a rewrite-made layer may sit behind while its target is the
 // activation's output (the SPPF chains: Conv → Relu writing the pool's output).
 const THROUGH = new Set(['Relu']);
+const FPQ_BIAS_PATTERN = 'FpqConvBiasIntoBatchNormPattern';
 
 const optionsError = (message) => Object.assign(new Error(message), { code: CHECK_OPTIONS_ERROR });
 const fixed = (shape) => Array.isArray(shape) && shape.every((d) => typeof d === 'number' && d >= 0);
@@ -52,14 +53,18 @@ export function repairPlan(original, converted, conversion) {
     // The tensor to reproduce: the layer's own output, or its activation's; the same shape, or
     // (past a pool the conversion made coarser) whole multiples of it in height and width.
     let target = null;
-    const next = readers.get(output.name) ?? [];
+    let next = readers.get(output.name) ?? [];
+    // Under FPQ (no folding) a rewrite's chain keeps its fresh BatchNormalization between the Conv
+    // and the Relu: an identity up to its ε (a relative 5e-6), so the Conv is fitted through it.
+    const fresh = next.length === 1 && next[0].op === 'BatchNormalization' && matchOf.has(node.name) && matchOf.get(next[0].name) === matchOf.get(node.name);
+    if (fresh) next = readers.get(next[0].outputs[0].name) ?? [];
     const activation = next.length === 1 && THROUGH.has(next[0].op) ? next[0].outputs[0] : null;
     for (const [tensor, through] of [[output, null], [activation, next[0]?.op]]) {
       if (!tensor || target) continue;
       const factors = sameShape(theirs.get(tensor.name), tensor.shape) ? null : coarser(theirs.get(tensor.name), tensor.shape);
       if (factors === undefined) continue;
       target = tensor.name;
-      if (through) entry.through = through;
+      if (through) entry.through = fresh ? `BatchNormalization → ${through}` : through;
       if (factors) entry.pooled = factors;
     }
     if (!target) { left.push({ ...entry, reason: 'the original computes no tensor of the same name and shape at its output' }); continue; }
@@ -217,9 +222,6 @@ function liveBytes(description) {
 export async function repairModel(runtime, module, original, converted, conversion, samples, options = {}, onProgress = () => {}, signal) {
   const { ridge, maxRows, seed } = { ...REPAIR_DEFAULTS, ...options };
   const tolerance = { rtol: options.rtol ?? 1e-4, atol: options.atol ?? 1e-5 };
-  if (conversion?.options?.fixed_point === 'fpq') {
-    throw optionsError('repair under --fixed-point fpq is not supported yet: a refitted conv has a bias, which FPQ moves into a BatchNormalization');
-  }
   const started = performance.now();
   const batches = feedBatches(samples.feeds, [original, converted].flatMap((m) => m.description.inputs), samples.samples);
   const plan = repairPlan(original.description, converted.description, conversion);
@@ -301,12 +303,56 @@ export async function repairModel(runtime, module, original, converted, conversi
     pending = { entry: done, wanted };
   }
   if (pending) measure(await mine.run(bytes, [pending.entry.target_tensor]));
+  // Under FPQ no Conv may keep a bias (FPGA-UG-02228 section 5.1.1), and a refit gives each one:
+  // the scheme's exact rewrites run again on the repaired model (the fold-only twin's options),
+  // which move every bias into the BatchNormalization after it, and analyse the new weights.
+  let fixedPoint;
+  if (conversion?.options?.fixed_point === 'fpq') {
+    onProgress('moving the new biases into BatchNormalizations (FPQ)', 1);
+    const settled = await module.settleFixedPoint(bytes, twinOptions(conversion));
+    bytes = settled.bytes;
+    fixedPoint = fixedPointOfRefits(settled.report, layers);
+  }
   onProgress('repaired', 1);
   const data = { source: samples.source, samples: samples.samples, ...(samples.preprocessing ? { preprocessing: samples.preprocessing } : {}), ...(samples.random ? { seed: samples.seed, note: 'seeded random inputs, not your data: a weaker repair' } : {}) };
   return {
     bytes,
-    report: { data, options: { ridge, max_rows: maxRows, seed }, layers, left: plan.left, time_ms: performance.now() - started },
+    report: {
+      data, options: { ridge, max_rows: maxRows, seed }, layers, left: plan.left,
+      ...(fixedPoint ? { fixed_point: fixedPoint } : {}), time_ms: performance.now() - started,
+    },
   };
+}
+
+// What FPQ makes of the refitted layers, from the analysis of the repaired model: each refitted
+// layer's entry gains its weights' fit (the share FPQ's signed 0.7 clips, the quantization
+// error), and the summary names the biases moved and the layers whose new weights leave the range.
+function fixedPointOfRefits(settled, layers) {
+  const analysed = new Map((settled.fixed_point?.layers ?? []).map((l) => [l.node, l]));
+  const leaving = [];
+  for (const layer of layers) {
+    const fit = layer.refitted ? analysed.get(layer.node) : undefined;
+    if (!fit) continue;
+    layer.fixed_point = { clipped: fit.clipped, quantization_error: fit.quantization_error, fits: fit.fits };
+    if (fit.clipped > 0) leaving.push(layer.node);
+  }
+  const moved = (settled.matches ?? []).filter((m) => m.applied && m.pattern === FPQ_BIAS_PATTERN).length;
+  return { scheme: 'fpq', biases_moved: moved, weights_clip: leaving };
+}
+
+// The repair under FPQ in words ('' otherwise): what the biases became, and which refitted
+// layers' weights FPQ's range clips. The Node CLI and the page say it the same way.
+export function fixedPointRepairText(repair) {
+  const fp = repair.fixed_point;
+  if (!fp) return '';
+  const clip = fp.weights_clip.length
+    ? `the new weights of ${fp.weights_clip.length} layer${fp.weights_clip.length === 1 ? '' : 's'} leave FPQ's [-0.5, 0.5) and would clip: ` +
+      fp.weights_clip.map((node) => {
+        const share = repair.layers.find((l) => l.node === node).fixed_point.clipped;
+        return `${node} (${percent(share)})`;
+      }).join(', ')
+    : 'every new weight is within FPQ\'s [-0.5, 0.5)';
+  return `FPQ: ${fp.biases_moved} new bias${fp.biases_moved === 1 ? '' : 'es'} moved into BatchNormalizations; ${clip}`;
 }
 
 // Samples of several sources as one set: every input's values joined along axis 0.

@@ -2,6 +2,7 @@
 // check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
 import { fedText, figure, percent, verdict } from './check.mjs';
 import { breakable } from './panels.js';
+import { fixedPointRepairText } from './repair.mjs';
 
 export { finiteForJson } from './check.mjs';
 export { checkShapes, sizesTooLarge } from './check_sizes.mjs';
@@ -90,8 +91,13 @@ function repairSummary(repair) {
   const refitted = repair.layers.filter((l) => l.refitted).length;
   return `Repaired ${refitted} layer${refitted === 1 ? '' : 's'} on ${repair.data.samples} samples of ${repair.data.source}` +
     `${repair.data.note ? ` (${repair.data.note})` : ''} in ${Math.round(repair.time_ms)} ms; the download is the repaired model. ` +
-    'The check below runs it on samples the fit did not see.';
+    `The check below runs it on samples the fit did not see.${fixedPoint(repair)}`;
 }
+
+const fixedPoint = (repair) => {
+  const text = fixedPointRepairText(repair);
+  return text ? ` ${text}.` : '';
+};
 
 // {check, repair?, ms} | {error} | {refused: why (sizesTooLarge)} | {missing: checkShapes().missing, onSizes}
 export function renderCheck(box, { check, repair, ms, error, refused, missing, onSizes }) {

@@ -51,6 +51,7 @@ function converterOn(port) {
   return {
     fitLayer: (spec) => rpc('fitLayer', [spec]),
     setLayerWeights: (bytes, layers) => rpc('setLayerWeights', [bytes, layers], own(bytes)),
+    settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
   };
 }
 

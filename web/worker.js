@@ -129,6 +129,15 @@ function twin(options) {
   });
 }
 
+// A repaired model under FPQ through the scheme's exact rewrites (`options`: the fold-only twin's,
+// repair.mjs): its bytes and report.
+async function settleFixedPoint(bytes, options) {
+  const result = guarded(() => module.convert(bytes, options, undefined));
+  if (result.error !== undefined) throw new Error(result.error);
+  const settled = result.model ? new Uint8Array(await blob(result.model).arrayBuffer()) : bytes;
+  return { bytes: settled, report: JSON.parse(result.report) };
+}
+
 async function handle(data, received) {
   try {
     await ready();
@@ -136,7 +145,10 @@ async function handle(data, received) {
     if (data.type === 'repair-port') {
       // Loaded on the first repair: none of it weighs on the page's first load.
       if (!self.serveRepair) importScripts('repair-server.js');
-      return self.serveRepair(data.port, (...args) => guarded(() => module.setLayerWeights(...args)));
+      return self.serveRepair(data.port, {
+        setLayerWeights: (...args) => guarded(() => module.setLayerWeights(...args)),
+        settleFixedPoint,
+      });
     }
     if (data.type === 'load') {
       input = data.model;

@@ -1796,6 +1796,37 @@ test('the page repairs a trained model from picked images and gives the Node API
   await context.close();
 });
 
+test('under FPQ the page\'s repair keeps no Conv bias and says which new weights leave FPQ\'s range, as the Node API does', async () => {
+  const { model, page, context, consoleErrors } = await trainedInPage('calibration_png');
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  await page.setInputFiles('[data-testid="data-input"]', join(TRAINED, 'calibration.npy'));
+  await page.click('[data-testid="repair"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined ||
+    document.querySelector('[data-testid="check-result"] .error'), null, { timeout: 300_000, polling: 250 });
+  const text = await page.textContent('[data-testid="check-result"]');
+  const { repair } = await pageReport(page);
+  assert.ok(repair, text);
+  const refitted = repair.layers.filter((l) => l.refitted);
+  assert.ok(repair.fixed_point.biases_moved > 0);
+  assert.match(text, new RegExp(`FPQ: ${repair.fixed_point.biases_moved} new biases moved into BatchNormalizations; `), text);
+  const { path, name } = await downloadFile(page, 'download');
+  assert.equal(name, 'digits.lattice.fpq.repaired.onnx');
+  const description = await api.describe(readFileSync(path));
+  assert.deepEqual(description.nodes.filter((n) => n.op === 'Conv' && n.inputs[2]?.name).map((n) => n.name), [], 'no Conv keeps a bias');
+  // The Node API on the same 96 samples: the same layers refitted, the same ones clipping.
+  // The conversion's report tells the API the scheme (and the matches that made each layer).
+  const converted = join(dir, 'digits.lattice.fpq.onnx');
+  assert.equal(CLIS.node(['convert', model, '-o', converted, '--quiet', '--fixed-point', 'fpq', '--report', `${converted}.json`]).status, 0);
+  const conversion = JSON.parse(readFileSync(`${converted}.json`, 'utf8'));
+  const fit96 = numpyValues(join(TRAINED, 'calibration.npy'), Float32Array, dir).slice(0, 96 * 1024);
+  const node = await api.repair(model, converted, { calibration: { image: { data: fit96, dims: [96, 1, 32, 32] } }, conversion });
+  assert.deepEqual(refitted.map((l) => l.node), node.report.layers.filter((l) => l.refitted).map((l) => l.node));
+  assert.deepEqual(repair.fixed_point.weights_clip, node.report.fixed_point.weights_clip);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('no request of the check left 127.0.0.1', () => {
   assert.ok(requests.some((u) => u.includes('/ort/')), 'the runtime was loaded from this site');
   assert.deepEqual(requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:')), []);

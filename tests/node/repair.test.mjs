@@ -84,6 +84,30 @@ test('the API: repair() gives the repaired bytes; random inputs say they make a 
   await accuracy(flat.model);
 });
 
+test('under --fixed-point fpq the repaired model keeps FPQ\'s rule (no Conv with a bias) and says which new weights leave its range', async () => {
+  const out = join(dir, 'fpq.onnx'), report = join(dir, 'fpq.json');
+  const r = CLIS.node(['convert', MODEL, '-o', out, '--report', report, '--fixed-point', 'fpq', '--repair',
+    '--calibration', join(TRAINED, 'calibration.npy')]);
+  assert.equal(r.status, 0, r.stderr);
+  const repaired = await accuracy(out);
+  // Measured 98.0 % against the original's 99.75 % (converted: 10.25 %).
+  assert.ok(repaired >= original - 0.03, `held-out accuracy ${repaired} against the original's ${original}`);
+  const { repair } = JSON.parse(readFileSync(report, 'utf8'));
+  const refitted = repair.layers.filter((l) => l.refitted);
+  // The SPPF chains keep their fresh BatchNormalization under FPQ, and are fitted through it.
+  assert.ok(refitted.some((l) => l.match_id?.startsWith('LatticeSPPFMaxPoolPattern')), 'the SPPF convs are refitted');
+  assert.deepEqual(repair.left, []);
+  const description = await lattice.describe(readFileSync(out));
+  const biased = description.nodes.filter((n) => n.op === 'Conv' && n.inputs[2]?.name);
+  assert.deepEqual(biased.map((n) => n.name), [], 'no Conv keeps a bias');
+  const convs = refitted.filter((l) => description.nodes.find((n) => n.name === l.node)?.op === 'Conv');
+  assert.equal(repair.fixed_point.biases_moved, convs.length);
+  // Each refitted layer carries FPQ's view of its new weights; the summary lists those that clip.
+  for (const l of refitted) assert.equal(typeof l.fixed_point.clipped, 'number', l.node);
+  assert.deepEqual(repair.fixed_point.weights_clip, refitted.filter((l) => l.fixed_point.clipped > 0).map((l) => l.node));
+  assert.match(r.stdout, new RegExp(`^repair: FPQ: ${convs.length} new biases moved into BatchNormalizations; `, 'm'));
+});
+
 test('a numerically equivalent conversion (folding only) is never refitted', async () => {
   const folded = join(dir, 'folded.onnx');
   assert.equal(CLIS.node(['convert', MODEL, '-o', folded, '--quiet', '--target', 'none']).status, 0);
