@@ -17,7 +17,11 @@ namespace {
 bool folds_into(const std::string& op) { return op == "Conv" || op == "ConvTranspose" || op == "Gemm"; }
 
 std::string unfolded_batch_norm_reason(const GraphView& view, int bn, const Options& options, const Report& report) {
-  if (!options.folds_batch_norm()) return "BatchNorm folding is off (--no-fold-bn)";
+  // Said in the option's terms, not one shell's flag: the CLI, the Node API and the page name it
+  // differently.
+  if (!options.folds_batch_norm()) {
+    return options.fold_batch_norm ? "BatchNorm folding is off, as asked" : "BatchNorm folding is off, as under FPQ by default";
+  }
   const auto& node = view.node(bn);
   int p = node.input_size() > 0 ? view.producer(node.input(0)) : -1;
   if (p < 0) return fmt::format("not folded: its input '{}' is not produced by a Conv, ConvTranspose or Gemm", node.input(0));

@@ -118,7 +118,7 @@ class Driver {
     std::string anchor = view.label(m.anchor());
 
     if (std::find(options_.skip_matches.begin(), options_.skip_matches.end(), record.id) != options_.skip_matches.end()) {
-      return refuse(std::move(record), "skipped on request (--skip-match)");
+      return refuse(std::move(record), "skipped on request: its id is among those to skip");
     }
     auto replacement = m.pattern->graft(context(), m, rewriter_.names_for_match());
     if (!replacement) return refuse(std::move(record), replacement.error().message);

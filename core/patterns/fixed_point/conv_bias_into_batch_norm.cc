@@ -110,7 +110,7 @@ const Pattern& fpq_conv_bias_into_batch_norm_pattern() {
       .phase = Phase::kFusion,
       .numerically_equivalent = true,
       .matches = "Conv with a bias (grouped and depthwise included) -> [BatchNormalization in inference form with a "
-                 "constant mean], under --fixed-point fpq; not a Conv the BatchNorm fold produced (--fold-bn)",
+                 "constant mean], under --fixed-point fpq; not a Conv the BatchNorm fold produced (folding asked for under FPQ)",
       .emits = "the Conv without its bias, and the BatchNormalization with mean - bias; or, when none follows, a new "
                "BatchNormalization(scale 1, B = bias, mean 0, var 1 - eps) writing the Conv's output",
       .chain = {Step{{"Conv"}, biased_conv, false}, Step{{"BatchNormalization"}, takes_bias, true}},
