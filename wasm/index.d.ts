@@ -142,7 +142,7 @@ export interface Report {
   timings_ms: { load: number; convert: number; save: number };
   /** `convert --check` (Node CLI) and the page's Check: the converted model and the fold-only twin
    *  (the same folds, no conversion pattern), each against the input. */
-  check?: { converted: CheckReport; fold_only: CheckReport };
+  check?: { converted: CheckReport; fold_only: CheckReport; fpq?: FpqCheckReport };
   /** `convert --repair` (Node CLI) and the page's repair: what was refitted, on what data. */
   repair?: RepairReport;
 }
@@ -311,8 +311,31 @@ export interface CheckOptions {
   labels?: string | ArrayLike<number>;
   /** How images become tensors (images only; defaults stretch, 0,1, rgb). */
   preprocessing?: ImagePreprocessing;
+  /** 'fpq': also run the candidate's FPQ twin (fpqTwin()) against the candidate on the same inputs;
+   *  the report's `fpq` holds that comparison. See docs/fixed-point.md. */
+  simulate?: 'fpq';
   onProgress?: (event: { stage: string; fraction: number }) => void;
 }
+
+/** What an FPQ twin holds in which of Lattice FPQ's representations (FPGA-UG-02228 Table 4.1), and
+ *  what it leaves in float. */
+export interface FpqSimulation {
+  source: string;
+  opset: number;
+  /** ONNX's rounding, to nearest with ties to even; the FPGA's own is not documented. */
+  rounding: string;
+  /** Each representation's form in the twin: 'QuantizeLinear/DequantizeLinear (int8)', ... or
+   *  'Mul/Round/Clip/Mul' (16-bit representations below opset 21). */
+  forms: Record<string, string>;
+  /** How many values are held in each representation, by role. */
+  values: { representation: string; role: 'input' | 'weights' | 'bias' | 'parameters' | 'output'; count: number }[];
+  /** Nodes whose outputs stay in float: ops Table 4.1 gives no representation, GEMMs, other domains. */
+  not_simulated: { node: string; op: string; reason: string }[];
+}
+
+/** The candidate (float) against its FPQ twin: the check's schema, `simulation` added. A twin
+ *  that cannot be made (an opset below 11) is a report with `error` only. */
+export type FpqCheckReport = CheckReport & { simulation?: FpqSimulation };
 
 /** An image's way to a tensor: resized to the input's H×W (`stretch`, or `pad`: aspect kept,
  *  centred, zero-padded), pixel values scaled ('0,1': v/255; '0,2': v/128, Lattice's input range;
@@ -395,6 +418,8 @@ export interface CheckReport {
    *  among the tensors it reads (what it inherited), largest first. */
   rewrites?: { match_id: string; pattern: string; tensor: string; max_abs: number; max_rel: number; max_abs_in: number; pass: boolean }[];
   timings_ms: { load: number; run: number };
+  /** With simulate: 'fpq' (check() only): the candidate against its FPQ twin. */
+  fpq?: FpqCheckReport;
 }
 
 export interface ConvertResult {
@@ -441,6 +466,10 @@ export interface Converter {
    *  calibration samples (onnxruntime-node in a worker; the fit in the converter's module).
    *  Resolves to the repaired model's bytes and what was done. See docs/repair.md. */
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
+  /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
+   *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
+   *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */
+  fpqTwin(model: Uint8Array | ArrayBuffer): Promise<{ model: Uint8Array; twin: FpqSimulation }>;
   patterns(): Catalogue;
   /** The hardware table: which operators the accelerator runs, each with its source. */
   hardware(): Hardware;
@@ -497,6 +526,10 @@ export interface SyncConverter {
   check(original: CheckModel, candidate: CheckModel, options?: CheckOptions): Promise<CheckReport>;
   /** As Converter.repair: asynchronous here too. */
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
+  /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
+   *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
+   *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */
+  fpqTwin(model: Uint8Array | ArrayBuffer): Promise<{ model: Uint8Array; twin: FpqSimulation }>;
   patterns(): Catalogue;
   hardware(): Hardware;
   /** Repair's core: one layer's ridge refit from its activations. */
