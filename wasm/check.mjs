@@ -633,7 +633,31 @@ export function verdict(check, kind) {
     return [check.pass ? `folding changed no output by more than ${figure(worst)}` :
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
+  if (kind === 'fpq') return fpqLines(check);
   return [...inconclusive, ...check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o)])];
+}
+
+// The FPQ twin against the float model it simulates: what the fixed point changes (by design, never
+// a failure), where it first parts from the float layer by layer, and what it leaves in float.
+function fpqLines(check) {
+  if (check.error) return [check.error];
+  const lines = [];
+  for (const o of check.outputs) {
+    if (o.top1_agreement !== undefined) {
+      const on = check.inputs?.source && check.inputs.source !== 'random' ? `${o.shape_original[0]} samples of ${check.inputs.source}` : `${o.shape_original[0]} random inputs`;
+      lines.push(`the FPQ twin decides as the float model on ${percent(o.top1_agreement)} of ${on} ('${o.name}'` +
+        `${o.accuracy ? `; accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)}` : ''})`);
+    }
+    if (!o.comparable) lines.push(`FPQ twin, output '${o.name}': ${o.reason}`);
+    else {
+      const range = o.stats_original.max - o.stats_original.min;
+      lines.push(`FPQ's fixed point moves output '${o.name}' by up to ${figure(o.max_abs)}${range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : ''}, mean ${figure(o.mean_abs)}`);
+    }
+  }
+  if (check.first_failing) lines.push(`FPQ twin: the first tensor where the fixed point parts from the float is '${check.first_failing.tensor}'`);
+  const gaps = check.simulation?.not_simulated ?? [];
+  if (gaps.length) lines.push(`FPQ twin: ${gaps.length} node${gaps.length === 1 ? '' : 's'} left in float (${[...new Set(gaps.map((g) => g.op))].join(', ')}): see check.fpq.simulation`);
+  return lines;
 }
 
 // What both models were fed, in words: the samples (their conversions, how images became

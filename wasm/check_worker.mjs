@@ -9,7 +9,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { checkCandidates, feedShapes } from './check.mjs';
+import { CHECK_SCHEMA, checkCandidates, feedShapes } from './check.mjs';
 import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
@@ -105,6 +105,26 @@ function refuseOversized(module, source, reference, inputShapes) {
   if (refusal) throw coded(refusal, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
+// The FPQ twin of the (converted, or repaired) candidate against the candidate itself, on the same
+// inputs: what FPQ's fixed point does to the float model. Its tensors keep the candidate's names,
+// so the layerwise comparison names the first layer where the fixed point parts from the float.
+// `simulation` says what the twin holds in which representation and what it leaves in float.
+async function checkFpqTwin(ort, module, candidate, options, onProgress) {
+  const { fpqTwin } = await import('./fpq.mjs');
+  let made;
+  try {
+    made = await fpqTwin(candidate.bytes);
+  } catch (e) {
+    // A model the twin cannot be made of (an opset below 11) is this comparison's finding, not the check's failure.
+    if (e.code !== 'ERR_ONNX_LATTICE_MODEL') throw e;
+    return { schema: CHECK_SCHEMA, error: e.message, pass: false, verdict: 'fail', outputs: [] };
+  }
+  const dataFiles = Object.fromEntries(candidate.externalData.map(({ path, data }) => [path, data]));
+  const model = modelFrom(module, { bytes: made.model, dataFiles }, 'FPQ twin');
+  const [report] = await checkCandidates(ort, candidate, [{ model, label: 'FPQ twin' }], options, onProgress);
+  return { ...report, simulation: made.twin };
+}
+
 try {
   const { original, candidate, twin, repair, options, stop } = workerData;
   const signal = { get aborted() { return Atomics.load(stop, 0) === 1; } };
@@ -146,10 +166,12 @@ try {
     repaired = await repairModel(ort, engine, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };
   }
-  const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, rest, onProgress) : [];
+  const { simulate, ...shared } = rest;
+  const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, shared, onProgress) : [];
   const report = candidate && reports.length ? reports[0] : undefined;
   const twinReport = twin ? reports.at(-1) : undefined;
   const message = { type: 'result', report, twin: twinReport };
+  if (simulate === 'fpq' && report) message.fpq = await checkFpqTwin(ort, module, candidates[0].model, shared, onProgress);
   if (repaired) Object.assign(message, { repair: repaired.report, repaired: repaired.bytes });
   post(message);
 } catch (e) {
