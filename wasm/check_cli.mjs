@@ -109,7 +109,7 @@ export async function runCheckRequest(request, host) {
     if (request.command === 'check') {
       const { report, fpq } = await runCheck({ original: request.original, candidate: request.candidate }, options);
       host.out(request.json ? `${JSON.stringify(finiteForJson(fpq ? { ...report, fpq } : report))}\n`
-        : formatCheck(report, request.original, request.candidate) + (fpq ? formatCheck(fpq, request.candidate, `the FPQ twin of ${request.candidate}`) : ''));
+        : formatCheck(report, request.original, request.candidate) + (fpq ? verdict(fpq, 'fpq').map((l) => `fpq: ${l}\n`).join('') : ''));
       // The twin differs from the float model by design: its comparison is reported, not failed.
       return statusOf(report);
     }
@@ -150,6 +150,8 @@ export async function runCheckRequest(request, host) {
     }
     const { report: converted, twin, fpq } = result;
     if (request.check) conversion.check = { converted, fold_only: twin, ...(fpq ? { fpq } : {}) };
+    // The fit analysis gains the activations' fit on the data, beside the weights'.
+    if (fpq?.activations && conversion.fixed_point) conversion.fixed_point.activations = fpq.activations;
     // Without a check or a repair the report is the conversion's, as the core wrote it.
     if (!request.check && !repair) return EXIT.ok;
     if (request.report_path) writeReport(request.report_path, conversion, host.out);

@@ -9,7 +9,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { CHECK_SCHEMA, checkCandidates, feedShapes } from './check.mjs';
+import { CHECK_SCHEMA, activationFit, checkCandidates, feedBatches, feedShapes } from './check.mjs';
 import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
@@ -122,7 +122,14 @@ async function checkFpqTwin(ort, module, candidate, options, onProgress) {
   const dataFiles = Object.fromEntries(candidate.externalData.map(({ path, data }) => [path, data]));
   const model = modelFrom(module, { bytes: made.model, dataFiles }, 'FPQ twin');
   const [report] = await checkCandidates(ort, candidate, [{ model, label: 'FPQ twin' }], options, onProgress);
-  return { ...report, simulation: made.twin };
+  const fpq = { ...report, simulation: made.twin };
+  // On data, how each activation of the float model fares in its representation.
+  if (options.samples && !report.error) {
+    onProgress('the activations in FPQ', 1);
+    const batches = feedBatches(options.samples.feeds, candidate.description.inputs, options.samples.samples);
+    fpq.activations = await activationFit(ort, candidate, batches, made.twin.activations);
+  }
+  return fpq;
 }
 
 try {

@@ -8,7 +8,8 @@ export interface ConvertOptions {
   snapWeights?: 'reinit' | 'transfer';
   /** Lattice sensAI's fixed-point rules (FPGA-UG-02228 section 4), added to any target: 'fpq'
    *  (fixed steps: BatchNorm stays a layer, conv biases move into it, weights checked against
-   *  signed 0.7 with scale 0.5) or 'lsq' (learned steps: structural notes). Default none. */
+   *  signed 0.7 with scale 0.5) or 'lsq' (learned steps: structural notes; its steps are learned
+   *  in training, so it has no fixed ranges to simulate: the FPQ twin is FPQ's). Default none. */
   fixedPoint?: 'fpq' | 'lsq';
   /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true, except
    *  with fixedPoint 'fpq' (false: FPQ refuses a folded conv's bias, and warns when asked to fold). */
@@ -220,6 +221,8 @@ export interface FixedPointFit {
   /** FPQ: each BatchNormalization with constant parameters: gamma / sqrt(var + eps) and beta - mean * scale
    *  per channel, against signed 5.10 ([-32, 32 - 1/1024]). */
   batch_norms: { node: string; scale_min: number; scale_max: number; offset_min: number; offset_max: number; fits: boolean }[];
+  /** With `convert --check --simulate fpq` on samples: the activations' fit (FpqCheckReport.activations). */
+  activations?: FpqActivationFit[];
   /** Rules broken or to know, each with its source ('FPGA-UG-02228 section 5.1.1', ...). `node` '' for the whole model.
    *  rule: 'input-range' | 'weights-clip' | 'quantization-error' | 'weights-not-analysed' | 'conv-bias-needs-batchnorm'
    *  | 'batchnorm-range' | 'not-on-fpga' | 'lsq-snapping-not-needed'. */
@@ -329,13 +332,23 @@ export interface FpqSimulation {
   forms: Record<string, string>;
   /** How many values are held in each representation, by role. */
   values: { representation: string; role: 'input' | 'weights' | 'bias' | 'parameters' | 'output'; count: number }[];
+  /** Each graph input's and node output's representation in the twin. */
+  activations: { tensor: string; role: 'input' | 'output'; representation: string; step: number; min: number; max: number }[];
   /** Nodes whose outputs stay in float: ops Table 4.1 gives no representation, GEMMs, other domains. */
   not_simulated: { node: string; op: string; reason: string }[];
 }
 
 /** The candidate (float) against its FPQ twin: the check's schema, `simulation` added. A twin
  *  that cannot be made (an opset below 11) is a report with `error` only. */
-export type FpqCheckReport = CheckReport & { simulation?: FpqSimulation };
+export type FpqCheckReport = CheckReport & { simulation?: FpqSimulation; activations?: FpqActivationFit[] };
+
+/** On samples, one activation of the float model in its FPQ representation: the share of its
+ *  values that round outside the range (clip), of non-zero values that round to 0 (vanish), and
+ *  10·log10(Σx² / Σ(x − q(x))²) in dB (Infinity when nothing changes). */
+export interface FpqActivationFit {
+  tensor: string; role: 'input' | 'output'; representation: string; values: number;
+  clipped: number; vanished: number; sqnr_db: number;
+}
 
 /** An image's way to a tensor: resized to the input's H×W (`stretch`, or `pad`: aspect kept,
  *  centred, zero-padded), pixel values scaled ('0,1': v/255; '0,2': v/128, Lattice's input range;

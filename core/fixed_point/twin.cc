@@ -160,7 +160,7 @@ class TwinBuilder {
       emit("Mul", base + "_from_steps", {clipped, scalar(onnx::TensorProto::FLOAT, f.step(), "fpq_step")}, out);
       form = "Mul/Round/Clip/Mul";
     }
-    twin_.values.push_back({in, node, role, std::string(f.name), form});
+    twin_.values.push_back({in, node, role, std::string(f.name), form, f.step(), f.min(), f.max()});
     return out;
   }
 
@@ -230,7 +230,8 @@ class TwinBuilder {
     copy.set_input(3, add("mean", std::vector<double>(gamma.size(), 0.0)));
     copy.set_input(4, add("var", std::vector<double>(gamma.size(), 1.0)));
     attr::set_float(copy, "epsilon", 0.0f);
-    twin_.values.push_back({n.input(1), label, "parameters", std::string(kFpqBatchNorm.name), "constant"});
+    twin_.values.push_back({n.input(1), label, "parameters", std::string(kFpqBatchNorm.name), "constant",
+                            kFpqBatchNorm.step(), kFpqBatchNorm.min(), kFpqBatchNorm.max()});
     return true;
   }
 
@@ -327,6 +328,12 @@ Json FpqTwin::to_json() const {
   for (const auto& [key, count] : counts) {
     grouped.push(Json::object().set("representation", key.first).set("role", key.second).set("count", count));
   }
+  Json activations = Json::array();
+  for (const auto& v : values) {
+    if (v.role != "input" && v.role != "output") continue;
+    activations.push(Json::object().set("tensor", v.tensor).set("role", v.role).set("representation", v.representation)
+                         .set("step", v.step).set("min", v.min).set("max", v.max));
+  }
   Json gaps = Json::array();
   for (const auto& g : not_simulated) gaps.push(Json::object().set("node", g.node).set("op", g.op).set("reason", g.reason));
   return Json::object()
@@ -335,6 +342,7 @@ Json FpqTwin::to_json() const {
       .set("rounding", "to nearest, ties to even (ONNX's); the FPGA's own rounding is not documented")
       .set("forms", std::move(forms))
       .set("values", std::move(grouped))
+      .set("activations", std::move(activations))
       .set("not_simulated", std::move(gaps));
 }
 

@@ -41,6 +41,7 @@ struct TwinValue {
   std::string role;            // "input", "weights", "bias", "parameters", "output"
   std::string representation;  // "signed 5.10"
   std::string form;            // "QuantizeLinear/DequantizeLinear (int8)", "Mul/Round/Clip/Mul", "constant"
+  double step, min, max;       // the representation's
 };
 
 // An op the twin leaves in float, and why.
@@ -54,7 +55,9 @@ struct FpqTwin {
   std::vector<TwinValue> values;  // in graph order
   std::vector<TwinGap> not_simulated;
   // {source, opset, rounding, forms: {representation: form}, values: [{representation, role,
-  // count}], not_simulated: [{node, op, reason}]}: what the check's `fpq` comparison reports.
+  // count}], activations: [{tensor, role, representation, step, min, max}] (the graph inputs' and
+  // node outputs' representations, for the activations' fit on data), not_simulated: [{node, op,
+  // reason}]}: what the check's `fpq` comparison reports.
   Json to_json() const;
 };
 

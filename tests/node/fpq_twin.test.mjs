@@ -5,6 +5,7 @@
 // (`--simulate fpq`, `--fpq-twin`), the API's, and on a CNN trained on real digits the held-out
 // top-1 agreement between the float model and its twin.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -43,10 +44,23 @@ test('the FPQ twin computes what numpy computes of FPQ\'s representations, eleme
 
 test('convert --check --simulate fpq: check.fpq compares the output with its twin; --fpq-twin writes the twin', () => {
   const out = join(dir, 'twin_fixture.onnx'), report = join(dir, 'twin_fixture.json'), twinPath = join(dir, 'twin_fixture.fpq.onnx');
+  // The fixture's input as a sample, written by numpy.
+  const npy = join(dir, 'twin_input.npy');
+  const saved = spawnSync('/usr/bin/python3', ['-c', 'import json, sys, numpy as np\ne = json.load(open(sys.argv[1]))["input"]\n' +
+    'np.save(sys.argv[2], np.array(e["data"], np.float32).reshape(e["dims"]))', fixture('fpq_twin.expected.json'), npy], { encoding: 'utf8' });
+  assert.equal(saved.status, 0, saved.stderr);
   const r = CLIS.node(['convert', fixture('fpq_twin.onnx'), '-o', out, '--report', report, '--fixed-point', 'fpq', '--check',
-    '--simulate', 'fpq', '--layerwise', '--fpq-twin', twinPath, '--input-range', '0,2']);
+    '--simulate', 'fpq', '--layerwise', '--fpq-twin', twinPath, '--inputs', npy]);
   assert.equal(r.status, 0, r.stderr);
-  const { check } = JSON.parse(readFileSync(report, 'utf8'));
+  const { check, fixed_point: fit } = JSON.parse(readFileSync(report, 'utf8'));
+  // The activations' fit on the data, in the fit analysis: the input's own figures, counted here.
+  const step = 1 / 128, inputFit = fit.activations.find((a) => a.tensor === 'x');
+  const rounded = expected.input.data.map((v) => { const k = Math.round(v / step); return (Math.abs((v / step) % 1) === 0.5 && k % 2 ? k - 1 : k) * step; });
+  assert.equal(inputFit.representation, 'unsigned 1.7');
+  assert.equal(inputFit.clipped, rounded.filter((q) => q < 0 || q > 2 - step).length / rounded.length);
+  assert.ok(inputFit.clipped > 0 && inputFit.sqnr_db > 0);
+  assert.deepEqual(fit.activations, check.fpq.activations);
+  assert.match(r.stdout, /check: FPQ activations on the data: \d+ of \d+ tensors clip in their representation, most '/);
   assert.equal(check.fpq.schema, 'onnx-lattice-check/1');
   assert.deepEqual(check.fpq.outputs.map((o) => o.name), ['sum', 'logits']);
   assert.ok(check.fpq.outputs.every((o) => o.comparable && o.max_abs > 0), 'the fixed point moves every output');
@@ -65,6 +79,10 @@ test('--fpq-twin alone writes the twin of the output, the bytes fpqTwin() makes 
   assert.equal(r.status, 0, r.stderr);
   const { model } = await lattice.fpqTwin(readFileSync(out));
   assert.deepEqual(new Uint8Array(readFileSync(twinPath)), model);
+  // `check A B --simulate fpq`: B against its twin after the check's own lines; the exit status is the check's.
+  const checked = CLIS.node(['check', out, out, '--simulate', 'fpq']);
+  assert.equal(checked.status, 0, checked.stderr);
+  assert.match(checked.stdout, /check passed\nfpq: FPQ's fixed point moves output '[^']+' by up to/);
   // The native CLI has no twin's builder: it says so before converting anything.
   const native = CLIS.native(['convert', fixture('conv_bn_relu.onnx'), '-o', join(dir, 'native.onnx'), '--fpq-twin', join(dir, 'native.fpq.onnx')]);
   assert.equal(native.status, 2);
@@ -118,5 +136,7 @@ test('on a CNN trained on real digits: the held-out top-1 agreement of the FPQ t
   assert.ok(logits.top1_agreement >= 0 && logits.top1_agreement <= 1);
   assert.match(r.stdout, /check: the FPQ twin decides as the float model on [\d.]+ % of 400 samples of heldout.npz/);
   assert.ok(check.fpq.simulation.not_simulated.some((g) => g.op === 'GlobalAveragePool'), 'GlobalAveragePool is not in Table 4.1');
+  // After each ReLU, activations beyond [0, 2) clip: the fit analysis says how many, on the data.
+  assert.ok(check.fpq.activations.some((a) => a.representation === 'unsigned 1.7' && a.role === 'output' && a.clipped > 0));
   console.log(r.stdout.split('\n').filter((l) => l.includes('FPQ')).join('\n'));
 });
