@@ -28,7 +28,8 @@ constexpr std::string_view kConvertUsage =
     "  onnx-lattice convert IN.onnx|FOLDER ... [-d OUTDIR] [flags]   several models: a line each and a summary\n";
 constexpr Flag kTargetFlags[] = {
     {"--target NAME", "lattice (default), lattice-advanced or none"},
-    {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it)"},
+    {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it; "
+                              "LSQ: structural notes, its steps are learned, so there are no fixed ranges to simulate)"},
     {"--fold-bn", "fold BatchNormalization (and Mul/Add scale-shift) into the conv (default, except under FPQ)"},
     {"--no-fold-bn", "keep BatchNormalization (and Mul/Add scale-shift) layers: no folding"},
     {"--snap-weights reinit|transfer", "a snapped conv kernel drawn anew (default) or carrying its trained taps"},
