@@ -624,6 +624,25 @@ export async function activationFit(runtime, model, batches, representations) {
   }));
 }
 
+// The candidate against its FPQ twin (`made`: {model: its bytes, twin: what it simulates, as
+// fpqTwin() gives them}) on the same inputs, and on samples the activations' fit: `check.fpq`. The
+// twin keeps every tensor name of the candidate (and reads its data files), so the candidate's
+// description serves for both, layer by layer too. A twin that could not be made is
+// fpqTwinFailure(its message): this comparison's error, not the check's.
+export async function checkFpqTwin(runtime, candidate, made, options, onProgress = () => {}) {
+  const twin = { bytes: made.model, externalData: candidate.externalData, description: candidate.description };
+  const [report] = await checkCandidates(runtime, candidate, [{ model: twin, label: 'FPQ twin' }], options, onProgress);
+  const fpq = { ...report, simulation: made.twin };
+  if (options.samples && !report.error) {
+    onProgress('the activations in FPQ', 1);
+    const batches = feedBatches(options.samples.feeds, candidate.description.inputs, options.samples.samples);
+    fpq.activations = await activationFit(runtime, candidate, batches, made.twin.activations);
+  }
+  return fpq;
+}
+
+export const fpqTwinFailure = (message) => ({ schema: CHECK_SCHEMA, error: message, pass: false, verdict: 'fail', outputs: [] });
+
 // What the models were fed, for the report: the data's source, how many samples, how they were
 // read (dtype conversions, an image preprocessing) and the batch each run took; or the seeded
 // random values and their shapes.

@@ -9,7 +9,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { CHECK_SCHEMA, activationFit, checkCandidates, feedBatches, feedShapes } from './check.mjs';
+import { checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure } from './check.mjs';
 import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
@@ -105,31 +105,19 @@ function refuseOversized(module, source, reference, inputShapes) {
   if (refusal) throw coded(refusal, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
-// The FPQ twin of the (converted, or repaired) candidate against the candidate itself, on the same
-// inputs: what FPQ's fixed point does to the float model. Its tensors keep the candidate's names,
-// so the layerwise comparison names the first layer where the fixed point parts from the float.
-// `simulation` says what the twin holds in which representation and what it leaves in float.
-async function checkFpqTwin(ort, module, candidate, options, onProgress) {
+// The FPQ twin of the (converted, or repaired) candidate against the candidate itself, on the
+// same inputs (check.mjs, checkFpqTwin): what FPQ's fixed point does to the float model.
+async function checkFpq(ort, candidate, options, onProgress) {
   const { fpqTwin } = await import('./fpq.mjs');
   let made;
   try {
     made = await fpqTwin(candidate.bytes);
   } catch (e) {
-    // A model the twin cannot be made of (an opset below 11) is this comparison's finding, not the check's failure.
+    // A model the twin cannot be made of (an opset below 11) is this comparison's finding.
     if (e.code !== 'ERR_ONNX_LATTICE_MODEL') throw e;
-    return { schema: CHECK_SCHEMA, error: e.message, pass: false, verdict: 'fail', outputs: [] };
+    return fpqTwinFailure(e.message);
   }
-  const dataFiles = Object.fromEntries(candidate.externalData.map(({ path, data }) => [path, data]));
-  const model = modelFrom(module, { bytes: made.model, dataFiles }, 'FPQ twin');
-  const [report] = await checkCandidates(ort, candidate, [{ model, label: 'FPQ twin' }], options, onProgress);
-  const fpq = { ...report, simulation: made.twin };
-  // On data, how each activation of the float model fares in its representation.
-  if (options.samples && !report.error) {
-    onProgress('the activations in FPQ', 1);
-    const batches = feedBatches(options.samples.feeds, candidate.description.inputs, options.samples.samples);
-    fpq.activations = await activationFit(ort, candidate, batches, made.twin.activations);
-  }
-  return fpq;
+  return checkFpqTwin(ort, candidate, made, options, onProgress);
 }
 
 try {
@@ -178,7 +166,7 @@ try {
   const report = candidate && reports.length ? reports[0] : undefined;
   const twinReport = twin ? reports.at(-1) : undefined;
   const message = { type: 'result', report, twin: twinReport };
-  if (simulate === 'fpq' && report) message.fpq = await checkFpqTwin(ort, module, candidates[0].model, shared, onProgress);
+  if (simulate === 'fpq' && report) message.fpq = await checkFpq(ort, candidates[0].model, shared, onProgress);
   if (repaired) Object.assign(message, { repair: repaired.report, repaired: repaired.bytes });
   post(message);
 } catch (e) {
