@@ -15,15 +15,17 @@ import ort from 'onnxruntime-node';
 import { withOutputs } from '../../wasm/check.mjs';
 import { createConverter } from '../../wasm/index.mjs';
 import { CLIS, TRAINED, fixture, scratch } from './helpers.mjs';
+import { checkModel } from './onnx_checker.mjs';
 
 const lattice = await createConverter();
 const dir = scratch();
 const expected = JSON.parse(readFileSync(fixture('fpq_twin.expected.json'), 'utf8'));
 
-test('the FPQ twin computes what numpy computes of FPQ\'s representations, element for element', async () => {
-  const { model, twin } = await lattice.fpqTwin(readFileSync(fixture('fpq_twin.onnx')));
+for (const [file, sixteenBits] of [['fpq_twin.onnx', 'Mul/Round/Clip/Mul'], ['fpq_twin_opset21.onnx', 'QuantizeLinear/DequantizeLinear (int16)']]) test(`the FPQ twin computes what numpy computes of FPQ's representations, element for element (${file}: 16 bits as ${sixteenBits})`, async () => {
+  const { model, twin } = await lattice.fpqTwin(readFileSync(fixture(file)));
   assert.deepEqual(twin.not_simulated, []);
-  assert.equal(twin.forms['signed 5.10'], 'Mul/Round/Clip/Mul');
+  if (file === 'fpq_twin.onnx') assert.equal(await checkModel(model), 'ok', 'onnx\'s checker takes the twin');
+  assert.equal(twin.forms['signed 5.10'], sixteenBits);
   assert.equal(twin.forms['unsigned 1.7'], 'QuantizeLinear/DequantizeLinear (uint8)');
   assert.equal(twin.forms['signed 0.7 with scale 0.5'], 'QuantizeLinear/DequantizeLinear (int8)');
   const inner = Object.keys(expected.tensors);
