@@ -1,9 +1,10 @@
-// The repair's calls into the converter (loaded by the conversion worker on the first repair):
-// the check's worker, which runs onnxruntime, asks on a port of its own; fitLayer is the fit
-// module's (onnx_lattice_fit, no protobuf in it, loaded here on the first fit), setLayerWeights
-// the converter's, handed in by the worker. {id, call, args} in, {id, result} or {id, error} out.
-/* global OnnxLatticeFit, importScripts */
-let fitModule = null;
+// The repair's calls into the converter (loaded by the conversion worker on the first repair or
+// FPQ twin): the check's worker, which runs onnxruntime, asks on a port of its own; fitLayer is
+// the fit module's (onnx_lattice_fit, no protobuf in it, loaded here on the first fit), fpqTwin
+// the FPQ twin's (onnx_lattice_fpq, loaded on the first twin), setLayerWeights the converter's,
+// handed in by the worker. {id, call, args} in, {id, result} or {id, error} out.
+/* global OnnxLatticeFit, OnnxLatticeFpq, importScripts */
+let fitModule = null, fpqModule = null;
 self.serveRepair = (port, setLayerWeights) => {
   port.onmessage = async ({ data: { id, call, args } }) => {
     try {
@@ -14,6 +15,12 @@ self.serveRepair = (port, setLayerWeights) => {
           fitModule = await OnnxLatticeFit({ printErr: () => {} });
         }
         result = fitModule.fitLayer(...args);
+      } else if (call === 'fpqTwin') {
+        if (!fpqModule) {
+          importScripts('onnx_lattice_fpq.js');
+          fpqModule = await OnnxLatticeFpq({ printErr: () => {} });
+        }
+        result = fpqModule.fpqTwin(...args);
       } else {
         result = setLayerWeights(...args);
       }
