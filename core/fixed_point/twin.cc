@@ -68,6 +68,7 @@ class TwinBuilder {
     for (int id = 0; id < view_.size(); ++id) {
       if (auto s = copy_node(id); !s) return s;
     }
+    drop_unread();
     return ok_status();
   }
 
@@ -184,6 +185,18 @@ class TwinBuilder {
     twin_.values.back().tensor = out;
   }
 
+  // Removes the initializers in unread_, keeping the others' order.
+  void drop_unread() {
+    auto& inits = *graph_.mutable_initializer();
+    int kept = 0;
+    for (int i = 0; i < inits.size(); ++i) {
+      if (unread_.contains(inits.Get(i).name())) continue;
+      if (kept != i) inits.SwapElements(kept, i);
+      ++kept;
+    }
+    while (inits.size() > kept) inits.RemoveLast();
+  }
+
   void gap(int id, std::string reason) {
     twin_.not_simulated.push_back({view_.label(id), view_.node(id).op_type(), std::move(reason)});
   }
@@ -225,6 +238,11 @@ class TwinBuilder {
       *graph_.add_initializer() = make_tensor(name, onnx::TensorProto::FLOAT, {channels}, values);
       return name;
     };
+    // The float parameters no other node reads go: a runtime would only warn about them.
+    for (int i = 1; i < 5; ++i) {
+      const std::string& name = n.input(i);
+      if (view_.reader_count(name) == 1 && !view_.is_graph_input(name) && !view_.is_graph_output(name)) unread_.insert(name);
+    }
     copy.set_input(1, add("scale", scale));
     copy.set_input(2, add("offset", offset));
     copy.set_input(3, add("mean", std::vector<double>(gamma.size(), 0.0)));
@@ -299,6 +317,7 @@ class TwinBuilder {
   std::map<std::pair<int32_t, double>, std::string> scalars_;
   std::map<std::pair<std::string, std::string_view>, std::string> held_;
   std::unordered_map<std::string, std::string> renamed_inputs_;
+  std::unordered_set<std::string> unread_;  // initializers the twin no longer reads
 };
 
 }  // namespace

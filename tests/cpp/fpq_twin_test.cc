@@ -116,6 +116,9 @@ TEST_CASE("FPQ twin: each value of a conv, BatchNorm, ReLU, pool chain in Table 
   }
   CHECK(read_values(initializer(m, bn.input(3)), "mean").value() == std::vector<double>{0, 0});
   CHECK(read_values(initializer(m, bn.input(4)), "var").value() == std::vector<double>{1, 1});
+  // The float parameters it no longer reads are gone; the conv's weight stays (its Q/DQ reads it).
+  for (const auto& t : m.graph().initializer()) CHECK(t.name() != "gamma");
+  CHECK(initializer(m, "w").data_type() == onnx::TensorProto::FLOAT);
   // The nodes stay in topological order: each reads only what came before it.
   std::set<std::string> known{"x"};
   for (const auto& t : m.graph().initializer()) known.insert(t.name());
