@@ -23,6 +23,8 @@ mkdir -p "$ROOT/wasm/dist"
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/wasm/dist/"
 # Repair's fit, a module of its own (CMakeLists.txt: onnx_lattice_fit_wasm).
 cp "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" "$ROOT/wasm/dist/"
+# The FPQ twin, a module of its own too (CMakeLists.txt: onnx_lattice_fpq_wasm).
+cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.wasm" "$ROOT/wasm/dist/"
 echo '{ "type": "commonjs" }' > "$ROOT/wasm/dist/package.json"
 # The package carries the repository's licence (npm packs only files inside wasm/).
 cp "$ROOT/LICENSE" "$ROOT/wasm/LICENSE"
@@ -33,6 +35,8 @@ if [[ -d "$ROOT/web" ]] && compgen -G "$ROOT/web/*" >/dev/null; then cp -r "$ROO
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/build/web/"
 # Loaded by the page only when a repair runs; not part of the first load.
 cp "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" "$ROOT/build/web/"
+# Loaded by the page only when a check simulates FPQ.
+cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.wasm" "$ROOT/build/web/"
 cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
 # The graph view's layout library: its browser build, from node_modules (installed by setup.sh).
 cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"

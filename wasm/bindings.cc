@@ -20,6 +20,7 @@
 #include "core/patterns/lattice/hardware.h"
 #include "core/repair/set_weights.h"
 #include "core/util/utf8.h"
+#include "wasm/failure.h"
 #include "wasm/js_files.h"
 
 // One Blob of `parts` (an array of Uint8Arrays, Blobs and File slices), timed into
@@ -141,15 +142,7 @@ lattice::Result<lattice::Options> options_from(const val& opts, lattice::Convert
   return o;
 }
 
-// An error as the JS wrappers throw it: {error: message, code, path?, errno?} (wasm/index.d.ts).
-val failure(const lattice::Error& e) {
-  val out = val::object();
-  out.set("error", lattice::printable(e.message));
-  out.set("code", std::string(lattice::error_code(e.kind)));
-  if (!e.path.empty()) out.set("path", e.path);
-  if (!e.errno_name.empty()) out.set("errno", e.errno_name);
-  return out;
-}
+using lattice_wasm::failure;
 
 // Bytes copied out of the heap that a page's parts gather before they are joined into one Blob:
 // in Chromium, 98 runs of 1 MiB joined in 64 MiB batches took 0.6 s, made a Blob each 1.1 s

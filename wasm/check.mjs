@@ -583,6 +583,66 @@ export async function computeTensors(runtime, model, batches, names, timings = {
   return joinBatches(parts);
 }
 
+// Round to nearest, ties to even (ONNX's QuantizeLinear and Round; Math.round takes ties up).
+function roundHalfEven(v) {
+  const r = Math.round(v);
+  return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+// How a model's activations fare in their FPQ representations on data (the FPQ twin's
+// `activations`: {tensor, role, representation, step, min, max}), each tensor taken as the float
+// model computes it: the share of values that round outside the range and clip, the share of
+// non-zero values that round to 0 (vanish), and the SQNR, 10·log10(Σx² / Σ(x − q(x))²) in dB
+// (Infinity where nothing changes). Accumulated batch by batch: no tensor is held for all samples.
+export async function activationFit(runtime, model, batches, representations) {
+  const inputs = new Set(model.description.inputs.map((i) => i.name));
+  const outputs = new Set(model.description.outputs.map((o) => o.name));
+  const sums = representations.map((r) => ({ ...r, count: 0, clipped: 0, vanished: 0, signal: 0, noise: 0 }));
+  const add = (s, values) => {
+    for (const x of values) {
+      if (!Number.isFinite(x)) continue;
+      const steps = roundHalfEven(x / s.step) * s.step;
+      const q = Math.min(s.max, Math.max(s.min, steps));
+      s.count += 1;
+      if (steps < s.min || steps > s.max) s.clipped += 1;
+      if (x !== 0 && q === 0) s.vanished += 1;
+      s.signal += x * x;
+      s.noise += (x - q) * (x - q);
+    }
+  };
+  const extra = [...new Set(sums.filter((s) => !inputs.has(s.tensor) && !outputs.has(s.tensor)).map((s) => s.tensor))];
+  await runModel(runtime, model, batches, extra, { load: 0, run: 0 }, (index, out) => {
+    for (const s of sums) {
+      const t = inputs.has(s.tensor) ? batches[index][s.tensor] : out[s.tensor];
+      const values = t && valuesOf(t);
+      if (values) add(s, values);
+    }
+  });
+  return sums.map(({ tensor, role, representation, count, clipped, vanished, signal, noise }) => ({
+    tensor, role, representation, values: count, clipped: count ? clipped / count : 0, vanished: count ? vanished / count : 0,
+    sqnr_db: noise > 0 ? 10 * Math.log10(signal / noise) : Infinity,
+  }));
+}
+
+// The candidate against its FPQ twin (`made`: {model: its bytes, twin: what it simulates, as
+// fpqTwin() gives them}) on the same inputs, and on samples the activations' fit: `check.fpq`. The
+// twin keeps every tensor name of the candidate (and reads its data files), so the candidate's
+// description serves for both, layer by layer too. A twin that could not be made is
+// fpqTwinFailure(its message): this comparison's error, not the check's.
+export async function checkFpqTwin(runtime, candidate, made, options, onProgress = () => {}) {
+  const twin = { bytes: made.model, externalData: candidate.externalData, description: candidate.description };
+  const [report] = await checkCandidates(runtime, candidate, [{ model: twin, label: 'FPQ twin' }], options, onProgress);
+  const fpq = { ...report, simulation: made.twin };
+  if (options.samples && !report.error) {
+    onProgress('the activations in FPQ', 1);
+    const batches = feedBatches(options.samples.feeds, candidate.description.inputs, options.samples.samples);
+    fpq.activations = await activationFit(runtime, candidate, batches, made.twin.activations);
+  }
+  return fpq;
+}
+
+export const fpqTwinFailure = (message) => ({ schema: CHECK_SCHEMA, error: message, pass: false, verdict: 'fail', outputs: [] });
+
 // What the models were fed, for the report: the data's source, how many samples, how they were
 // read (dtype conversions, an image preprocessing) and the batch each run took; or the seeded
 // random values and their shapes.
@@ -633,7 +693,36 @@ export function verdict(check, kind) {
     return [check.pass ? `folding changed no output by more than ${figure(worst)}` :
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
+  if (kind === 'fpq') return fpqLines(check);
   return [...inconclusive, ...check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o)])];
+}
+
+// The FPQ twin against the float model it simulates: what the fixed point changes (by design, never
+// a failure), where it first parts from the float layer by layer, and what it leaves in float.
+function fpqLines(check) {
+  if (check.error) return [check.error];
+  const lines = [];
+  for (const o of check.outputs) {
+    if (o.top1_agreement !== undefined) {
+      const on = check.inputs?.source && check.inputs.source !== 'random' ? `${o.shape_original[0]} samples of ${check.inputs.source}` : `${o.shape_original[0]} random inputs`;
+      lines.push(`the FPQ twin decides as the float model on ${percent(o.top1_agreement)} of ${on} ('${o.name}'` +
+        `${o.accuracy ? `; accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)}` : ''})`);
+    }
+    if (!o.comparable) lines.push(`FPQ twin, output '${o.name}': ${o.reason}`);
+    else {
+      const range = o.stats_original.max - o.stats_original.min;
+      lines.push(`FPQ's fixed point moves output '${o.name}' by up to ${figure(o.max_abs)}${range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : ''}, mean ${figure(o.mean_abs)}`);
+    }
+  }
+  if (check.first_failing) lines.push(`FPQ twin: the first tensor where the fixed point parts from the float is '${check.first_failing.tensor}'`);
+  const clipping = (check.activations ?? []).filter((a) => a.clipped > 0).sort((a, b) => b.clipped - a.clipped);
+  if (check.activations) {
+    lines.push(`FPQ activations on the data: ${clipping.length} of ${check.activations.length} tensors clip in their representation` +
+      (clipping.length ? `, most '${clipping[0].tensor}' (${percent(clipping[0].clipped)} beyond ${clipping[0].representation}, SQNR ${figure(clipping[0].sqnr_db)} dB)` : ''));
+  }
+  const gaps = check.simulation?.not_simulated ?? [];
+  if (gaps.length) lines.push(`FPQ twin: ${gaps.length} node${gaps.length === 1 ? '' : 's'} left in float (${[...new Set(gaps.map((g) => g.op))].join(', ')}): see check.fpq.simulation`);
+  return lines;
 }
 
 // What both models were fed, in words: the samples (their conversions, how images became

@@ -2,7 +2,7 @@
 // `convert --check` like every command line (core/cli/check_request.h) and hands over a request;
 // this runs it (check_node.mjs), prints it, writes the check into the conversion's report and
 // gives the exit status.
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
 import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, percent, verdict } from './check.mjs';
@@ -110,22 +110,29 @@ export async function runCheckRequest(request, host) {
   const options = { ...request.options };
   try {
     if (request.command === 'check') {
-      const { report } = await runCheck({ original: request.original, candidate: request.candidate }, options);
-      host.out(request.json ? `${JSON.stringify(finiteForJson(report))}\n` : formatCheck(report, request.original, request.candidate));
+      const { report, fpq } = await runCheck({ original: request.original, candidate: request.candidate }, options);
+      host.out(request.json ? `${JSON.stringify(finiteForJson(fpq ? { ...report, fpq } : report))}\n`
+        : formatCheck(report, request.original, request.candidate) + (fpq ? verdict(fpq, 'fpq').map((l) => `fpq: ${l}\n`).join('') : ''));
+      // The twin differs from the float model by design: its comparison is reported, not failed.
       return statusOf(report);
     }
     // convert --check / --repair: the converted model (repaired first) and the fold-only twin,
     // each against the input.
     const conversion = request.report;
     const repair = request.repair ? { calibration: request.repair.calibration, check: request.check } : undefined;
-    let result;
+    const removeWritten = () => {
+      for (const path of [...(request.written ?? []), ...(request.report_path && request.report_path !== '-' ? [request.report_path] : [])]) rmSync(path, { force: true });
+    };
+    let result = {};
     try {
-      result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair },
-        { ...options, conversion });
+      if (request.check || repair) {
+        result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair },
+          { ...options, conversion });
+      }
     } catch (e) {
       // Without its repair, the converted model is not what was asked for, and a usage error is
       // the caller's to correct before anything is written: nothing stays written.
-      if (repair || isUsage(e)) for (const path of [...(request.written ?? []), ...(request.report_path && request.report_path !== '-' ? [request.report_path] : [])]) rmSync(path, { force: true });
+      if (repair || isUsage(e)) removeWritten();
       throw e;
     }
     if (result.repair) {
@@ -133,12 +140,27 @@ export async function runCheckRequest(request, host) {
       writeWhole(request.candidate, result.repaired);
       conversion.repair = result.repair;
     }
-    const { report: converted, twin } = result;
-    if (request.check) conversion.check = { converted, fold_only: twin };
+    if (request.fpq_twin !== undefined) {
+      // The twin of what was written (repaired or not); a model it cannot be made of, or a file
+      // that cannot be written, takes the conversion's files back: all of them or none.
+      try {
+        const { fpqTwin } = await import('./fpq.mjs');
+        writeWhole(request.fpq_twin, (await fpqTwin(readFileSync(request.candidate))).model);
+      } catch (e) {
+        removeWritten();
+        throw e.code ? e : Object.assign(e, { message: `cannot write the FPQ twin '${request.fpq_twin}': ${e.message}` });
+      }
+    }
+    const { report: converted, twin, fpq } = result;
+    if (request.check) conversion.check = { converted, fold_only: twin, ...(fpq ? { fpq } : {}) };
+    // The fit analysis gains the activations' fit on the data, beside the weights'.
+    if (fpq?.activations && conversion.fixed_point) conversion.fixed_point.activations = fpq.activations;
+    // Without a check or a repair the report is the conversion's, as the core wrote it.
+    if (!request.check && !repair) return EXIT.ok;
     if (request.report_path) writeReport(request.report_path, conversion, host.out);
     if (request.report_path !== '-') {
       const lines = [...(result.repair ? repairLines(result.repair) : []),
-        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, 'converted'),
+        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, 'converted'), ...(fpq ? verdict(fpq, 'fpq') : []),
           ...(converted.inputs ? [`fed ${fedText(converted)}`] : [])].map((l) => `check: ${l}`) : [])];
       host.out(lines.map((l) => `${l}\n`).join(''));
     }

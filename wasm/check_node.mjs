@@ -25,7 +25,7 @@ function sourceOf(model, label) {
 }
 
 const KNOWN = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress',
-  'inputs', 'labels', 'preprocessing', 'signal'];
+  'inputs', 'labels', 'preprocessing', 'signal', 'simulate'];
 // The repair's own (repair()), beside the check's that shape its samples.
 const REPAIR_KNOWN = ['calibration', 'ridge', 'maxRows', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
 
@@ -40,6 +40,9 @@ export function runCheck({ original, candidate, twin = false, repair }, options 
     if (!known.includes(key)) return Promise.reject(coded(`unknown check option '${key}' (known: ${known.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
   }
   const { onProgress, signal, ...rest } = options;
+  if (rest.simulate !== undefined && rest.simulate !== 'fpq') {
+    return Promise.reject(coded(`options.simulate takes 'fpq' (Lattice FPQ's fixed point), not ${JSON.stringify(rest.simulate)}`, 'ERR_ONNX_LATTICE_OPTIONS'));
+  }
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     return Promise.reject(coded('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS'));
   }
@@ -89,8 +92,9 @@ export async function repair(original, converted, options = {}) {
   return { model: result.repaired, report: result.repair };
 }
 
-// converter.check(original, candidate, options) -> the check report.
+// converter.check(original, candidate, options) -> the check report; with simulate: 'fpq', its
+// `fpq` is the candidate's FPQ twin checked against the candidate.
 export async function check(original, candidate, options = {}) {
-  const { report } = await runCheck({ original, candidate }, options);
-  return report;
+  const { report, fpq } = await runCheck({ original, candidate }, options);
+  return fpq ? { ...report, fpq } : report;
 }

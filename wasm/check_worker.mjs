@@ -9,7 +9,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { checkCandidates, feedShapes, twinOptions } from './check.mjs';
+import { checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, twinOptions } from './check.mjs';
 import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
@@ -94,6 +94,21 @@ function refuseOversized(module, source, reference, inputShapes) {
   if (refusal) throw coded(refusal, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
+// The FPQ twin of the (converted, or repaired) candidate against the candidate itself, on the
+// same inputs (check.mjs, checkFpqTwin): what FPQ's fixed point does to the float model.
+async function checkFpq(ort, candidate, options, onProgress) {
+  const { fpqTwin } = await import('./fpq.mjs');
+  let made;
+  try {
+    made = await fpqTwin(candidate.bytes);
+  } catch (e) {
+    // A model the twin cannot be made of (an opset below 11) is this comparison's finding.
+    if (e.code !== 'ERR_ONNX_LATTICE_MODEL') throw e;
+    return fpqTwinFailure(e.message);
+  }
+  return checkFpqTwin(ort, candidate, made, options, onProgress);
+}
+
 try {
   const { original, candidate, twin, repair, options, stop } = workerData;
   const signal = { get aborted() { return Atomics.load(stop, 0) === 1; } };
@@ -140,10 +155,12 @@ try {
     repaired = await repairModel(ort, { ...engine, settleFixedPoint }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };
   }
-  const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, rest, onProgress) : [];
+  const { simulate, ...shared } = rest;
+  const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, shared, onProgress) : [];
   const report = candidate && reports.length ? reports[0] : undefined;
   const twinReport = twin ? reports.at(-1) : undefined;
   const message = { type: 'result', report, twin: twinReport };
+  if (simulate === 'fpq' && report) message.fpq = await checkFpq(ort, candidates[0].model, shared, onProgress);
   if (repaired) Object.assign(message, { repair: repaired.report, repaired: repaired.bytes });
   post(message);
 } catch (e) {

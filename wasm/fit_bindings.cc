@@ -13,17 +13,13 @@
 
 #include "core/repair/fit_layer.h"
 #include "core/util/utf8.h"
+#include "wasm/failure.h"
 
 namespace {
 
 using emscripten::val;
 
-val failure(const lattice::Error& e) {
-  val out = val::object();
-  out.set("error", lattice::printable(e.message));
-  out.set("code", std::string(lattice::error_code(e.kind)));
-  return out;
-}
+using lattice_wasm::failure;
 
 bool is_object(const val& v) { return !v.isNull() && v.typeOf().as<std::string>() == "object"; }
 std::vector<std::string> keys_of(const val& v) {

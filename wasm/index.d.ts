@@ -8,7 +8,8 @@ export interface ConvertOptions {
   snapWeights?: 'reinit' | 'transfer';
   /** Lattice sensAI's fixed-point rules (FPGA-UG-02228 section 4), added to any target: 'fpq'
    *  (fixed steps: BatchNorm stays a layer, conv biases move into it, weights checked against
-   *  signed 0.7 with scale 0.5) or 'lsq' (learned steps: structural notes). Default none. */
+   *  signed 0.7 with scale 0.5) or 'lsq' (learned steps: structural notes; its steps are learned
+   *  in training, so it has no fixed ranges to simulate: the FPQ twin is FPQ's). Default none. */
   fixedPoint?: 'fpq' | 'lsq';
   /** Fold inference BatchNorm into the preceding Conv/ConvTranspose/Gemm; default true, except
    *  with fixedPoint 'fpq' (false: FPQ refuses a folded conv's bias, and warns when asked to fold). */
@@ -142,7 +143,7 @@ export interface Report {
   timings_ms: { load: number; convert: number; save: number };
   /** `convert --check` (Node CLI) and the page's Check: the converted model and the fold-only twin
    *  (the same folds, no conversion pattern), each against the input. */
-  check?: { converted: CheckReport; fold_only: CheckReport };
+  check?: { converted: CheckReport; fold_only: CheckReport; fpq?: FpqCheckReport };
   /** `convert --repair` (Node CLI) and the page's repair: what was refitted, on what data. */
   repair?: RepairReport;
 }
@@ -229,6 +230,8 @@ export interface FixedPointFit {
   /** FPQ: each BatchNormalization with constant parameters: gamma / sqrt(var + eps) and beta - mean * scale
    *  per channel, against signed 5.10 ([-32, 32 - 1/1024]). */
   batch_norms: { node: string; scale_min: number; scale_max: number; offset_min: number; offset_max: number; fits: boolean }[];
+  /** With `convert --check --simulate fpq` on samples: the activations' fit (FpqCheckReport.activations). */
+  activations?: FpqActivationFit[];
   /** Rules broken or to know, each with its source ('FPGA-UG-02228 section 5.1.1', ...). `node` '' for the whole model.
    *  rule: 'input-range' | 'weights-clip' | 'quantization-error' | 'weights-not-analysed' | 'conv-bias-needs-batchnorm'
    *  | 'batchnorm-range' | 'not-on-fpga' | 'lsq-snapping-not-needed'. */
@@ -320,7 +323,40 @@ export interface CheckOptions {
   labels?: string | ArrayLike<number>;
   /** How images become tensors (images only; defaults stretch, 0,1, rgb). */
   preprocessing?: ImagePreprocessing;
+  /** 'fpq': also run the candidate's FPQ twin (fpqTwin()) against the candidate on the same inputs;
+   *  the report's `fpq` holds that comparison. See docs/fixed-point.md. */
+  simulate?: 'fpq';
   onProgress?: (event: { stage: string; fraction: number }) => void;
+}
+
+/** What an FPQ twin holds in which of Lattice FPQ's representations (FPGA-UG-02228 Table 4.1), and
+ *  what it leaves in float. */
+export interface FpqSimulation {
+  source: string;
+  opset: number;
+  /** ONNX's rounding, to nearest with ties to even; the FPGA's own is not documented. */
+  rounding: string;
+  /** Each representation's form in the twin: 'QuantizeLinear/DequantizeLinear (int8)', ... or
+   *  'Mul/Round/Clip/Mul' (16-bit representations below opset 21). */
+  forms: Record<string, string>;
+  /** How many values are held in each representation, by role. */
+  values: { representation: string; role: 'input' | 'weights' | 'bias' | 'parameters' | 'output'; count: number }[];
+  /** Each graph input's and node output's representation in the twin. */
+  activations: { tensor: string; role: 'input' | 'output'; representation: string; step: number; min: number; max: number }[];
+  /** Nodes whose outputs stay in float: ops Table 4.1 gives no representation, GEMMs, other domains. */
+  not_simulated: { node: string; op: string; reason: string }[];
+}
+
+/** The candidate (float) against its FPQ twin: the check's schema, `simulation` added. A twin
+ *  that cannot be made (an opset below 11) is a report with `error` only. */
+export type FpqCheckReport = CheckReport & { simulation?: FpqSimulation; activations?: FpqActivationFit[] };
+
+/** On samples, one activation of the float model in its FPQ representation: the share of its
+ *  values that round outside the range (clip), of non-zero values that round to 0 (vanish), and
+ *  10·log10(Σx² / Σ(x − q(x))²) in dB (Infinity when nothing changes). */
+export interface FpqActivationFit {
+  tensor: string; role: 'input' | 'output'; representation: string; values: number;
+  clipped: number; vanished: number; sqnr_db: number;
 }
 
 /** An image's way to a tensor: resized to the input's H×W (`stretch`, or `pad`: aspect kept,
@@ -404,6 +440,8 @@ export interface CheckReport {
    *  among the tensors it reads (what it inherited), largest first. */
   rewrites?: { match_id: string; pattern: string; tensor: string; max_abs: number; max_rel: number; max_abs_in: number; pass: boolean }[];
   timings_ms: { load: number; run: number };
+  /** With simulate: 'fpq' (check() only): the candidate against its FPQ twin. */
+  fpq?: FpqCheckReport;
 }
 
 export interface ConvertResult {
@@ -450,6 +488,10 @@ export interface Converter {
    *  calibration samples (onnxruntime-node in a worker; the fit in the converter's module).
    *  Resolves to the repaired model's bytes and what was done. See docs/repair.md. */
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
+  /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
+   *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
+   *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */
+  fpqTwin(model: Uint8Array | ArrayBuffer): Promise<{ model: Uint8Array; twin: FpqSimulation }>;
   patterns(): Catalogue;
   /** The hardware table: which operators the accelerator runs, each with its source. */
   hardware(): Hardware;
@@ -506,6 +548,10 @@ export interface SyncConverter {
   check(original: CheckModel, candidate: CheckModel, options?: CheckOptions): Promise<CheckReport>;
   /** As Converter.repair: asynchronous here too. */
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
+  /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
+   *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
+   *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */
+  fpqTwin(model: Uint8Array | ArrayBuffer): Promise<{ model: Uint8Array; twin: FpqSimulation }>;
   patterns(): Catalogue;
   hardware(): Hardware;
   /** Repair's core: one layer's ridge refit from its activations. */

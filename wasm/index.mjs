@@ -8,11 +8,14 @@ import { ABORTED, RUNNING } from './call_state.mjs';
 import { check, repair } from './check_node.mjs';
 import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './engine.mjs';
 
+// The FPQ twin's module loads on the first twin (fpq.mjs), in both converters.
+const fpqTwin = async (bytes) => (await import('./fpq.mjs')).fpqTwin(bytes);
+
 // check() (check_node.mjs) runs both models in onnxruntime-node in a worker thread of its own, so
 // it is asynchronous in both converters.
 export async function createSyncConverter() {
   const { _heapBytes, _module, ...converter } = await createEngine();
-  return { ...converter, check, repair };
+  return { ...converter, check, repair, fpqTwin };
 }
 
 const optionsError = (message) => codedError(message, 'ERR_ONNX_LATTICE_OPTIONS');
@@ -216,6 +219,7 @@ export async function createConverter() {
     describe: inMemory('describe'),
     check,
     repair,
+    fpqTwin,
     patterns: () => JSON.parse(catalogue),
     hardware: () => JSON.parse(table),
     version,

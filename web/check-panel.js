@@ -86,6 +86,27 @@ export function repairText(layer) {
     `(relative ${figure(layer.before.rel)} → ${figure(layer.after.rel)}) on the calibration samples`;
 }
 
+// The converted model against its FPQ twin: what Lattice FPQ's fixed point changes (by design),
+// and the twin to download, for any runtime.
+function fpqSection(box, fpq, twin) {
+  const section = el('div', undefined, 'check-fpq');
+  section.dataset.testid = 'check-fpq-result';
+  const lines = el('ul', undefined, 'verdicts');
+  for (const line of verdict(fpq, 'fpq')) lines.append(el('li', line));
+  section.append(lines);
+  if (!fpq.error) section.append(table('FPQ twin against the converted model (the fixed point changes it by design)', fpq));
+  if (twin) {
+    const link = el('a', `Download the FPQ twin (${twin.name})`);
+    link.href = URL.createObjectURL(twin.blob);
+    link.download = twin.name;
+    link.dataset.testid = 'download-fpq-twin';
+    const p = el('p');
+    p.append(link);
+    section.append(p);
+  }
+  box.append(section);
+}
+
 // The repair in a sentence: what it fitted, on what.
 function repairSummary(repair) {
   const refitted = repair.layers.filter((l) => l.refitted).length;
@@ -100,7 +121,7 @@ const fixedPoint = (repair) => {
 };
 
 // {check, repair?, ms} | {error} | {refused: why (sizesTooLarge)} | {missing: checkShapes().missing, onSizes}
-export function renderCheck(box, { check, repair, ms, error, refused, missing, onSizes }) {
+export function renderCheck(box, { check, repair, fpqTwin, ms, error, refused, missing, onSizes }) {
   box.hidden = false;
   box.replaceChildren();
   delete box.dataset.foldPass;
@@ -138,6 +159,7 @@ export function renderCheck(box, { check, repair, ms, error, refused, missing, o
     box.append(el('p', `Layer by layer, the first tensor beyond the tolerance is '${converted.first_failing.tensor}'` +
       `${converted.first_failing.match_id ? `, the output of ${converted.first_failing.match_id}` : ''}; each rewrite's change is in its plan row.`));
   }
+  if (check.fpq) fpqSection(box, check.fpq, fpqTwin);
   box.append(el('p', `${converted.runtime.name} ${converted.runtime.version}, fed ${fedText(converted)}, ` +
     `rtol ${converted.tolerance.rtol}, atol ${converted.tolerance.atol}; ${Math.round(ms)} ms.`, 'hint'));
 }

@@ -1,7 +1,7 @@
 // The page's "Check" and "Repair": the input, the converted model and the fold-only twin in
 // onnxruntime-web, in a worker of its own that is ended afterwards (its memory goes back); a
-// repair's fit answered by the conversion worker on a port of its own. Loaded with the first
-// press. `page`: what of the page it reads and calls (web/app.js, check()).
+// repair's fit (and the FPQ twin, when asked) answered by the conversion worker on a port of its
+// own. Loaded with the first press. `page`: what of the page it reads and calls (web/app.js, check()).
 import { CHECK_MEMORY_LIMIT, changeText, checkShapes, finiteForJson, renderCheck, repairText, sizesTooLarge } from './check-panel.js';
 
 // A model the runtime cannot hold, or sizes it could not run at, are refused before anything loads.
@@ -30,6 +30,7 @@ export async function runCheck(page, given, repair) {
   setStatus(repair ? 'Repairing…' : 'Checking…');
   busy(true);
   let checker = null;
+  const fpq = document.getElementById('check-fpq').checked;
   try {
     showProgress('making the fold-only twin', 0);
     const twin = await page.makeTwin(data ? undefined : inputShapes);
@@ -47,11 +48,12 @@ export async function runCheck(page, given, repair) {
       };
       checker.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || 'the check worker stopped')); };
       const dataFile = converted.data ? { [`${current.name}.onnx.data`]: converted.data } : {};
-      // The repair's fit and new weights are the converter's: its worker answers on a port of its own.
+      // The repair's fit and new weights, and the FPQ twin, are the converter's: its worker answers
+      // on a port of its own (and loads their modules then).
       let port;
-      if (repair) {
+      if (repair || fpq) {
         const channel = new MessageChannel();
-        worker.postMessage({ type: 'repair-port', port: channel.port1 }, [channel.port1]);
+        worker.postMessage({ type: 'repair-port', port: channel.port1, repair }, [channel.port1]);
         port = channel.port2;
       }
       checker.postMessage({
@@ -59,7 +61,7 @@ export async function runCheck(page, given, repair) {
         candidate: { model: converted.model, files: dataFile, description: current.output },
         twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
         options: { layerwise: ui.checkLayerwise.checked, inputShapes, inputRange: samples.inputRange() },
-        data, ...(port ? { repair: { port } } : {}),
+        data, ...(repair ? { repair: { port } } : {}), ...(fpq ? { fpq: { port } } : {}),
         conversion: report, twinConversion: twin.report,
       }, port ? [port] : []);
     });
@@ -67,7 +69,8 @@ export async function runCheck(page, given, repair) {
     current.changes = new Map((result.check.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));
     if (result.repair) page.offerRepaired(result, repairText);
     busy(false);
-    renderCheck(ui.checkResult, { check: result.check, repair: result.repair, ms: performance.now() - started });
+    const fpqTwin = result.fpqTwin && { blob: new Blob([result.fpqTwin], { type: 'application/octet-stream' }), name: `${current.name}.fpq-twin.onnx` };
+    renderCheck(ui.checkResult, { check: result.check, repair: result.repair, fpqTwin, ms: performance.now() - started });
     // A model that failed to load or run is a failed check, however long it took to say so.
     const failure = result.check.converted.error ?? result.check.fold_only.error;
     const inconclusive = [result.check.converted, result.check.fold_only].some((c) => c.verdict === 'inconclusive');

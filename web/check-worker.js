@@ -4,9 +4,10 @@
 // (check.mjs). Ending the worker hands the runtime's memory back to the browser.
 // In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
 // description}, options, conversion, twinConversion, data?: {files: [File], preprocessing},
-// repair?: {port}}. Out: progress {stage, fraction}; result {check: {converted, fold_only}, and
-// after a repair repair (its report) and repaired (the model's bytes)}; error {message}.
-import { checkCandidates } from './check.mjs';
+// repair?: {port}, fpq?: {port}}. Out: progress {stage, fraction}; result {check: {converted,
+// fold_only, fpq?}, after a repair repair (its report) and repaired (the model's bytes), with fpq
+// fpqTwin (the twin's bytes)}; error {message}.
+import { checkCandidates, checkFpqTwin, fpqTwinFailure } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
 // Threads share memory, which a page has only when cross-origin isolated (its host sends COOP and
@@ -52,7 +53,21 @@ function converterOn(port) {
     fitLayer: (spec) => rpc('fitLayer', [spec]),
     setLayerWeights: (bytes, layers) => rpc('setLayerWeights', [bytes, layers], own(bytes)),
     settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
+    fpqTwin: (bytes) => rpc('fpqTwin', [bytes]),
   };
+}
+
+// The FPQ twin of the (converted, or repaired) candidate against the candidate, as the Node check
+// makes it (check.mjs, checkFpqTwin); the twin is the converter's, asked on its port.
+async function checkFpq(converter, candidate, options, post) {
+  post('making the FPQ twin', 0);
+  let made;
+  try {
+    made = await converter.fpqTwin(candidate.bytes);
+  } catch (e) {
+    return { check: fpqTwinFailure(e.message) };
+  }
+  return { check: await checkFpqTwin(runtime, candidate, { model: made.model, twin: JSON.parse(made.twin) }, options, post), bytes: made.model };
 }
 
 self.onmessage = async ({ data }) => {
@@ -67,6 +82,8 @@ self.onmessage = async ({ data }) => {
       options.samples = await readPicked(data.data.files, original.description.inputs, data.data.preprocessing);
     }
     const candidate = await modelOf(data.candidate);
+    const port = data.repair?.port ?? data.fpq?.port;
+    const converter = port && converterOn(port);
     let repaired;
     if (data.repair) {
       // The samples picked are the calibration: the fit takes three quarters, the check the
@@ -74,7 +91,7 @@ self.onmessage = async ({ data }) => {
       const { holdOut, randomSamples, repairModel } = await import('./repair.mjs');
       let fit = options.samples ?? randomSamples(original.description, options);
       if (options.samples) [fit, options.samples] = holdOut(options.samples);
-      repaired = await repairModel(runtime, converterOn(data.repair.port), original, candidate, data.conversion, fit, options, post);
+      repaired = await repairModel(runtime, converter, original, candidate, data.conversion, fit, options, post);
       candidate.bytes = repaired.bytes;
     }
     // The original runs once for both comparisons.
@@ -84,6 +101,11 @@ self.onmessage = async ({ data }) => {
     ], options, post);
     const result = { type: 'result', check: { converted, fold_only } };
     if (repaired) Object.assign(result, { repair: repaired.report, repaired: repaired.bytes });
+    if (data.fpq) {
+      const fpq = await checkFpq(converter, candidate, options, post);
+      result.check.fpq = fpq.check;
+      if (fpq.bytes) result.fpqTwin = fpq.bytes;
+    }
     self.postMessage(result);
   } catch (e) {
     self.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) });

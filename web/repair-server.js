@@ -1,22 +1,32 @@
-// The repair's calls into the converter (loaded by the conversion worker on the first repair):
-// the check's worker, which runs onnxruntime, asks on a port of its own; fitLayer is the fit
-// module's (onnx_lattice_fit, no protobuf in it, loaded here on the first repair); the converter's
-// own calls (setLayerWeights, and settleFixedPoint under FPQ) are handed in by the worker.
-// {id, call, args} in, {id, result} or {id, error} out.
-/* global OnnxLatticeFit, importScripts */
-let fitModule = null;
-self.serveRepair = (port, converter) => {
-  // Loading starts with the repair, while the check's worker starts onnxruntime on the other core;
-  // the first fit then finds it loaded.
-  fitModule ??= new Promise((resolve) => {
-    importScripts('onnx_lattice_fit.js');
-    resolve(OnnxLatticeFit({ printErr: () => {} }));
+// The repair's and the FPQ twin's calls into the converter (loaded by the conversion worker on the
+// first repair or twin): the check's worker, which runs onnxruntime, asks on a port of its own;
+// fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), fpqTwin the FPQ twin's
+// (onnx_lattice_fpq, loaded on the first twin); the converter's own calls (setLayerWeights, and
+// settleFixedPoint under FPQ) are handed in by the worker. {id, call, args} in, {id, result} or
+// {id, error} out.
+/* global OnnxLatticeFit, OnnxLatticeFpq, importScripts */
+let fitModule = null, fpqModule = null;
+const load = (script, factory) => {
+  const loading = new Promise((resolve) => {
+    importScripts(script);
+    resolve(factory()({ printErr: () => {} }));
   });
-  fitModule.catch(() => {});  // a failed load is the first fit's error, not an unhandled one
+  loading.catch(() => {});  // a failed load is the first call's error, not an unhandled one
+  return loading;
+};
+const fitLoaded = () => (fitModule ??= load('onnx_lattice_fit.js', () => OnnxLatticeFit));
+const fpqLoaded = () => (fpqModule ??= load('onnx_lattice_fpq.js', () => OnnxLatticeFpq));
+self.serveRepair = (port, converter, { repair = false } = {}) => {
+  // A repair's fit module starts loading at once, while the check's worker starts onnxruntime on
+  // the other core: the first fit then finds it loaded.
+  if (repair) fitLoaded();
   port.onmessage = async ({ data: { id, call, args } }) => {
     try {
-      if (call !== 'fitLayer' && !Object.hasOwn(converter, call)) throw new Error(`no repair call '${call}'`);
-      const result = call === 'fitLayer' ? (await fitModule).fitLayer(...args) : await converter[call](...args);
+      let result;
+      if (call === 'fitLayer') result = (await fitLoaded()).fitLayer(...args);
+      else if (call === 'fpqTwin') result = (await fpqLoaded()).fpqTwin(...args);
+      else if (Object.hasOwn(converter, call)) result = await converter[call](...args);
+      else throw new Error(`no call '${call}' on the converter's port`);
       if (result?.error !== undefined) throw new Error(result.error);
       // A new model's bytes (a copy out of the module's heap) are handed over, not copied.
       const bytes = result instanceof Uint8Array ? result : result?.bytes;

@@ -9,7 +9,8 @@
 // for one file), heapBytes (the conversion's peak)} once the folded data is computed and the
 // downloads are made; error {message}.
 // {type: 'twin', options} makes the check's fold-only twin: twin {model, data, description, report}.
-// {type: 'repair-port', port} serves the repair's calls into the module on that port.
+// {type: 'repair-port', port, repair} serves the repair's and the FPQ twin's calls into the
+// module on that port (`repair`: one is to run, so the fit module starts loading).
 /* global OnnxLattice, importScripts, readAhead */
 importScripts('onnx_lattice.js', 'read-ahead.js');
 
@@ -143,12 +144,12 @@ async function handle(data, received) {
     await ready();
     if (data.type === 'init') return post({ type: 'ready' });
     if (data.type === 'repair-port') {
-      // Loaded on the first repair: none of it weighs on the page's first load.
+      // Loaded on the first repair or FPQ twin: none of it weighs on the page's first load.
       if (!self.serveRepair) importScripts('repair-server.js');
       return self.serveRepair(data.port, {
         setLayerWeights: (...args) => guarded(() => module.setLayerWeights(...args)),
         settleFixedPoint,
-      });
+      }, { repair: data.repair });
     }
     if (data.type === 'load') {
       input = data.model;

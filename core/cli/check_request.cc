@@ -56,7 +56,8 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
   const Choice choices[] = {{"--inputs", &check.inputs, {}}, {"--labels", &check.labels, {}},
                             {"--image-resize", &check.image_resize, {"stretch", "pad"}},
                             {"--image-scale", &check.image_scale, {"0,1", "0,2", "-1,1", "imagenet"}},
-                            {"--image-order", &check.image_order, {"rgb", "bgr"}}};
+                            {"--image-order", &check.image_order, {"rgb", "bgr"}},
+                            {"--simulate", &check.simulate, {"fpq"}}};
   for (const Choice& c : choices) {
     if (flag != c.flag) continue;
     FlagValue v = value();
@@ -110,9 +111,11 @@ Json check_request(std::string_view command, const std::string& original, const 
   if (check.image_scale) preprocessing.set("scale", *check.image_scale);
   if (check.image_order) preprocessing.set("order", *check.image_order);
   if (check.image_resize || check.image_scale || check.image_order) o.set("preprocessing", std::move(preprocessing));
+  if (check.simulate) o.set("simulate", *check.simulate);
   Json request = Json::object().set("command", command).set("original", original).set("candidate", candidate)
                      .set("json", json).set("check", check.requested).set("options", std::move(o));
   if (check.repair) request.set("repair", Json::object().set("calibration", Json::array_of(check.calibration)));
+  if (check.fpq_twin) request.set("fpq_twin", *check.fpq_twin);
   if (report != nullptr) request.set("report", *report).set("report_path", report_path);
   return request;
 }

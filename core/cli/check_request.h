@@ -32,18 +32,24 @@ struct CheckFlags {
   // --check-shape NAME:d0,...: the size the check feeds an input, leaving the converted model's
   // declared shape alone (--input-shape pins the model itself).
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  // --simulate fpq: the check also runs the output's FPQ twin against it (check.fpq).
+  std::optional<std::string> simulate;
+  // `convert --fpq-twin FILE`: the host also writes the output's FPQ twin there.
+  std::optional<std::string> fpq_twin;
 
   bool runs_models() const { return requested || repair; }
+  // What only a host with the FPQ twin's module (the Node CLI) can do after a conversion.
+  bool needs_host() const { return runs_models() || fpq_twin.has_value(); }
 
   bool any_given() const {
     return layerwise || seed || rtol || atol || input_range || inputs || labels || image_resize || image_scale || image_order ||
-           !shapes.empty();
+           !shapes.empty() || simulate;
   }
 };
 
 // The flag and its value (nullopt when the command line ends) if it is one of the check's
 // (--layerwise, --seed N, --input-range LO,HI, --rtol R, --atol A, --inputs PATH, --labels FILE,
-// --image-resize, --image-scale, --image-order, --check-shape NAME:DIMS): true when taken, or a usage error naming what
+// --image-resize, --image-scale, --image-order, --check-shape NAME:DIMS, --simulate fpq): true when taken, or a usage error naming what
 // is wrong with the value.
 using FlagValue = std::optional<std::string>;
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check);
@@ -58,6 +64,9 @@ Json check_request(std::string_view command, const std::string& original, const 
 inline constexpr std::string_view kNoRuntime =
     "the check runs both models in onnxruntime, which this native CLI does not have: use the Node CLI "
     "(node wasm/cli.mjs, or npx onnx-lattice) with the same arguments";
+inline constexpr std::string_view kNoFpqTwin =
+    "--fpq-twin is written by the Node CLI (node wasm/cli.mjs, or npx onnx-lattice), which carries the FPQ twin's "
+    "builder: use it with the same arguments";
 inline constexpr std::string_view kNoRuntimeToRepair =
     "--repair runs both models in onnxruntime to fit the rewritten layers, which this native CLI does not have: use "
     "the Node CLI (node wasm/cli.mjs, or npx onnx-lattice) with the same arguments";

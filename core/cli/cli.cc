@@ -28,7 +28,8 @@ constexpr std::string_view kConvertUsage =
     "  onnx-lattice convert IN.onnx|FOLDER ... [-d OUTDIR] [flags]   several models: a line each and a summary\n";
 constexpr Flag kTargetFlags[] = {
     {"--target NAME", "lattice (default), lattice-advanced or none"},
-    {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it)"},
+    {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it; "
+                              "LSQ: structural notes, its steps are learned, so there are no fixed ranges to simulate)"},
     {"--fold-bn", "fold BatchNormalization (and Mul/Add scale-shift) into the conv (default, except under FPQ)"},
     {"--no-fold-bn", "keep BatchNormalization (and Mul/Add scale-shift) layers: no folding"},
     {"--snap-weights reinit|transfer", "a snapped conv kernel drawn anew (default) or carrying its trained taps"},
@@ -63,11 +64,13 @@ constexpr Flag kCheckFlags[] = {
     {"--image-scale SCALE", "pixel values to 0,1 (default: [0, 1]), 0,2 (Lattice's [0, 2)), -1,1 or imagenet (mean/std)"},
     {"--image-order rgb|bgr", "channel order of a 3-channel input (default rgb)"},
     {"--check-shape NAME:1,3,640,640", "the size the check feeds a dynamic input, the model left as it is (repeatable)"},
+    {"--simulate fpq", "also run the candidate's FPQ twin (Lattice FPQ's fixed point) against it (check.fpq)"},
 };
 constexpr Flag kConvertCheckFlag[] = {
     {"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"},
     {"--repair", "refit the rewritten layers so the output reproduces the input's tensors on samples (Node CLI)"},
     {"--calibration PATH", "the samples --repair fits (repeatable; as --inputs; default 32 seeded random inputs)"},
+    {"--fpq-twin FILE", "also write the output's FPQ twin: every value in Lattice FPQ's fixed point, in standard ONNX (Node CLI)"},
 };
 constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx|- [flags]   plan + audit, writes nothing (- reads standard input)\n";
 constexpr Flag kPinFlag[] = {{"--input-shape NAME:1,3,640,640", "pin a dynamic input's shape (repeatable)"}};
@@ -241,6 +244,9 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
     } else if (flag == "--skip-match" && (convert || inspect)) {
       if (!(v = value())) return UsageError{"--skip-match needs match ids"};
       for (auto& id : split_list(*v)) cmd.job.options.skip_matches.push_back(id);
+    } else if (flag == "--fpq-twin" && convert) {
+      if (!(v = value()) || v->empty() || *v == "-") return UsageError{"--fpq-twin needs a file name (not -)"};
+      cmd.check.fpq_twin = *v;
     } else if (flag == "--check" && !inline_value && convert) {
       cmd.check.requested = true;
     } else if (flag == "--input-shape" && (convert || inspect || check)) {
@@ -287,8 +293,8 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
   if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
   if (convert && !cmd.check.requested && cmd.check.any_given()) {
-    return UsageError{"--layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --image-* and --check-shape are "
-                      "the check's: add --check"};
+    return UsageError{"--layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --image-*, --check-shape and "
+                      "--simulate are the check's: add --check"};
   }
   if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
   if (!cmd.check.calibration.empty() && !cmd.check.repair) return UsageError{"--calibration is what --repair fits: add --repair"};
@@ -297,6 +303,17 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
                                          !cmd.out_dir.empty())) {
     return UsageError{fmt::format("{} runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)",
                                   cmd.check.requested ? "--check" : "--repair")};
+  }
+  if (cmd.check.fpq_twin) {
+    // The twin is made from the written output, so there must be exactly one, in a file.
+    if (cmd.job.options.dry_run || cmd.job.output == "-" || cmd.inputs.size() > 1 || !cmd.out_dir.empty()) {
+      return UsageError{"--fpq-twin is made from the converted model, so it needs one model and -o FILE (not -, nor "
+                        "--dry-run)"};
+    }
+    if (*cmd.check.fpq_twin == cmd.job.output || *cmd.check.fpq_twin == cmd.job.report_path) {
+      return UsageError{fmt::format("--fpq-twin '{}' would overwrite the {}", *cmd.check.fpq_twin,
+                                    *cmd.check.fpq_twin == cmd.job.output ? "converted model" : "report")};
+    }
   }
   const bool reads_stdin = std::find(cmd.inputs.begin(), cmd.inputs.end(), kStandardInput) != cmd.inputs.end();
   if (check && reads_stdin) {
@@ -346,6 +363,7 @@ class Runner {
     if (cmd_.check.runs_models() && !host_.has_runtime()) {
       return fail(options_error("{}", cmd_.check.repair ? kNoRuntimeToRepair : kNoRuntime));
     }
+    if (cmd_.check.fpq_twin && !host_.has_runtime()) return fail(options_error("{}", kNoFpqTwin));
     if (cmd_.name == "check") {
       host_.request_check(check_request("check", cmd_.inputs[0], cmd_.inputs[1], cmd_.check, cmd_.job.options, "",
                                         nullptr, cmd_.json).dump(false));
@@ -388,17 +406,16 @@ class Runner {
       host_.out(cmd_.json ? result->report_json : format_summary(result->report, input_name(cmd_.job.input), ""));
       return status;
     }
-    if (cmd_.check.runs_models()) {
-      // The host repairs and runs the check, then writes the report out again with the check in it, and prints it.
+    if (cmd_.check.needs_host()) {
+      // The host repairs, runs the check and writes the FPQ twin, then writes the report out again with the check in it, and prints it.
       Json full = result->report.to_json();
       Json request = check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
                                    cmd_.job.report_path, &full, cmd_.json);
       // A repair that fails takes these back: the user asked for a repaired model, not this one.
       request.set("written", Json::array_of(result->files));
       host_.request_check(request.dump(false));
-    } else if (cmd_.job.report_path == "-" || cmd_.json) {
-      host_.out(result->report_json);
     }
+    if (!cmd_.check.runs_models() && (cmd_.job.report_path == "-" || cmd_.json)) host_.out(result->report_json);
     if (!cmd_.quiet && cmd_.job.report_path != "-" && !cmd_.json) {
       // With the model on standard output, the summary goes to standard error.
       std::string summary = format_summary(result->report, input_name(cmd_.job.input), result->output);

@@ -17,15 +17,17 @@ inline constexpr std::string_view kLsqTable = "FPGA-UG-02228 Table 4.2";
 inline constexpr std::string_view kBiasRule = "FPGA-UG-02228 section 5.1.1";
 inline constexpr std::string_view kInputRange = "FPGA-UG-02225 section 3.1";
 
-// A signed fixed-point format: `fraction` bits after the point, values from -2^integer to
-// 2^integer - step, times `scale`.
+// A fixed-point format: `fraction` bits after the point, values from -2^integer (0 when unsigned)
+// to 2^integer - step, times `scale`; a sign bit when signed.
 struct Format {
   std::string_view name;  // "signed 0.7 with scale 0.5"
   int integer, fraction;
   double scale;
+  bool is_signed = true;
 
+  int bits() const { return (is_signed ? 1 : 0) + integer + fraction; }
   double step() const { return std::ldexp(scale, -fraction); }
-  double min() const { return -std::ldexp(scale, integer); }
+  double min() const { return is_signed ? -std::ldexp(scale, integer) : 0.0; }
   double max() const { return std::ldexp(scale, integer) - step(); }
   // Round to nearest (ties to even, as numpy's round) in steps, then clamp to the range.
   double quantize(double v) const {
@@ -44,6 +46,12 @@ struct Format {
 inline constexpr Format kFpqWeights{"signed 0.7 with scale 0.5", 0, 7, 0.5};
 // FPQ BatchNormalization parameters and conv outputs: signed 5.10, [-32, 32 - 1/1024].
 inline constexpr Format kFpqBatchNorm{"signed 5.10", 5, 10, 1.0};
+// Conv, depthwise conv, dense and BatchNormalization outputs: the same signed 5.10.
+inline constexpr Format kFpqConvOutput = kFpqBatchNorm;
+// A dense layer's output before a sigmoid: signed 2.13, [-4, 4 - 1/8192].
+inline constexpr Format kFpqBeforeSigmoid{"signed 2.13", 2, 13, 1.0};
+// The input layer's, ReLU's, MaxPooling2D's and Add's outputs: unsigned 1.7, [0, 2 - 1/128].
+inline constexpr Format kFpqActivation{"unsigned 1.7", 1, 7, 1.0, false};
 
 // A layer fits FPQ when none of its weights clips and ‖w − q(w)‖ / ‖w‖ is under this: the
 // project's threshold, not Lattice's (the guide gives none). 8-bit rounding of weights spread

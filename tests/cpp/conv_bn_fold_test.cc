@@ -21,13 +21,7 @@ test::Converted convert_model(const onnx::ModelProto& input, Options options = {
   return test::convert_bytes(input.SerializeAsString(), options);
 }
 
-const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std::string& name) {
-  for (const auto& t : m.graph().initializer()) {
-    if (t.name() == name) return t;
-  }
-  FAIL("no initializer " << name);
-  throw std::logic_error("unreachable");
-}
+using test::initializer;
 
 bool has_initializer(const onnx::ModelProto& m, const std::string& name) {
   for (const auto& t : m.graph().initializer()) {

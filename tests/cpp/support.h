@@ -43,6 +43,21 @@ inline std::span<const uint8_t> bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
+// A model's initializer, or node, by name; throws (a test failure) when there is none.
+inline const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer()) {
+    if (t.name() == name) return t;
+  }
+  throw std::runtime_error("no initializer " + name);
+}
+
+inline const onnx::NodeProto& node_named(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& n : m.graph().node()) {
+    if (n.name() == name) return n;
+  }
+  throw std::runtime_error("no node " + name);
+}
+
 // x -> Relu -> y, a minimal valid model to break in one place at a time.
 inline onnx::ModelProto tiny_model() {
   onnx::ModelProto m;

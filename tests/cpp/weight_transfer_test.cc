@@ -25,21 +25,9 @@ double squares(const std::vector<double>& v) {
   return s;
 }
 
-const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std::string& name) {
-  for (const auto& t : m.graph().initializer()) {
-    if (t.name() == name) return t;
-  }
-  FAIL("no initializer " << name);
-  throw std::logic_error("unreachable");
-}
+using test::initializer;
 
-const onnx::NodeProto& node(const onnx::ModelProto& m, const std::string& name) {
-  for (const auto& n : m.graph().node()) {
-    if (n.name() == name) return n;
-  }
-  FAIL("no node " << name);
-  throw std::logic_error("unreachable");
-}
+const onnx::NodeProto& node(const onnx::ModelProto& m, const std::string& name) { return test::node_named(m, name); }
 
 const MatchRecord& match(const Report& r, const std::string& id) {
   for (const auto& m : r.matches) {

@@ -107,10 +107,10 @@ test('every command\'s --help lists its flags, one line each', () => {
   const flags = {
     convert: ['-o, --output', '--report', '--json', '-d, --out-dir', '--reports', '--fail-on-unsupported', '--dry-run',
       '--quiet', '--external-data', '--inline', '--target', '--fixed-point', '--fold-bn', '--no-fold-bn', '--snap-weights',
-      '--only', '--skip', '--skip-match', '--input-shape', '--check', '--repair', '--calibration', '--layerwise', '--seed', '--input-range', '--rtol', '--atol',
-      '--inputs', '--labels', '--image-resize', '--image-scale', '--image-order', '--check-shape', '--', '-h, --help'],
+      '--only', '--skip', '--skip-match', '--input-shape', '--check', '--repair', '--calibration', '--fpq-twin', '--layerwise', '--seed', '--input-range', '--rtol', '--atol',
+      '--inputs', '--labels', '--image-resize', '--image-scale', '--image-order', '--check-shape', '--simulate', '--', '-h, --help'],
     check: ['--layerwise', '--seed', '--input-range', '--rtol', '--atol', '--inputs', '--labels', '--image-resize', '--image-scale', '--image-order', '--check-shape',
-      '--input-shape', '--json', '--', '-h, --help'],
+      '--simulate', '--input-shape', '--json', '--', '-h, --help'],
     inspect: ['--target', '--fixed-point', '--fold-bn', '--no-fold-bn', '--snap-weights', '--only', '--skip', '--skip-match', '--input-shape', '--fail-on-unsupported',
       '--json', '--', '-h, --help'],
     patterns: ['--json'],

@@ -1596,6 +1596,32 @@ test('cross-origin isolated, the check runs onnxruntime-web on every core; witho
   }
 });
 
+test('the FPQ toggle: the converted model against its FPQ twin, the twin to download, its module loaded only then', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  const requested = [];
+  page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  await page.click('[data-testid="sample-model"]');
+  await waitDone(page);
+  await runCheckInPage(page);
+  assert.ok(!requested.some((p) => p.includes('onnx_lattice_fpq')), 'no FPQ module without the toggle');
+  await page.check('[data-testid="check-fpq"]');
+  const result = await runCheckInPage(page, { layerwise: true });
+  assert.equal(result.foldPass, 'true', result.text);
+  assert.ok(requested.some((p) => p.endsWith('onnx_lattice_fpq.wasm')), 'the FPQ module loaded with the toggle');
+  assert.match(result.text, /FPQ's fixed point moves output 'output' by up to [\d.e-]+/);
+  assert.match(result.text, /FPQ twin: the first tensor where the fixed point parts from the float is '/);
+  const { check } = await pageReport(page);
+  assert.equal(check.fpq.schema, 'onnx-lattice-check/1');
+  assert.equal(check.fpq.simulation.source, 'FPGA-UG-02228 Table 4.1');
+  // The download is the Node API's twin of the page's converted model.
+  const converted = await downloadBytes(page, 'download');
+  const twin = await downloadBytes(page, 'download-fpq-twin');
+  assert.ok(twin.name.endsWith('.fpq-twin.onnx'), twin.name);
+  assert.ok(twin.bytes.equals(Buffer.from((await api.fpqTwin(converted.bytes)).model)));
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('the check of ResNet-50 in the page', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
   const { page, context } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', join(ZOO, 'resnet50.onnx'));

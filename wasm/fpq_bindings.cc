@@ -1,0 +1,45 @@
+// Embind surface of the FPQ twin (core/fixed_point/twin.h): a module of its own,
+// onnx_lattice_fpq, so that the page's first load does not carry it (the page loads it when a
+// check simulates FPQ; Node's check and CLI load it on the first twin, wasm/fpq.mjs).
+// Rejections come back as {error, code}, as in wasm/bindings.cc.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <string>
+#include <vector>
+
+#include "core/fixed_point/twin.h"
+#include "core/onnx/model_io.h"
+#include "core/util/utf8.h"
+#include "wasm/failure.h"
+
+namespace {
+
+using emscripten::val;
+
+using lattice_wasm::failure;
+
+// fpqTwin(model: Uint8Array) -> {model: Uint8Array, twin: JSON text} or {error, code}.
+val fpq_twin(const val& bytes) {
+  if (!bytes.instanceof(val::global("Uint8Array"))) return failure(lattice::options_error("the model must be a Uint8Array"));
+  std::vector<uint8_t> in(bytes["length"].as<size_t>());
+  val(emscripten::typed_memory_view(in.size(), in.data())).call<void>("set", bytes);
+  if (auto size = lattice::check_model_size(in.size()); !size) return failure(size.error());
+  auto model = lattice::parse_model(in);
+  if (!model) return failure(model.error());
+  in = {};
+  auto twin = lattice::fixed_point::build_fpq_twin(*model);
+  if (!twin) return failure(twin.error());
+  auto out = lattice::serialize_model(twin->model);
+  if (!out) return failure(out.error());
+  val result = val::object();
+  // An owned copy: a view of the heap would be invalidated by its next growth.
+  result.set("model", val(emscripten::typed_memory_view(out->size(), reinterpret_cast<const uint8_t*>(out->data())))
+                          .call<val>("slice"));
+  result.set("twin", twin->to_json().dump(false));
+  return result;
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(onnx_lattice_fpq) { emscripten::function("fpqTwin", &fpq_twin); }
