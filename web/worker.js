@@ -3,8 +3,7 @@
 // (read-ahead.js), and the downloads are Blobs whose unchanged ranges are slices of those Files.
 // Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', model (a File, or
 // bytes), name, files, options} and {type: 'convert', options}. `files` are an external-data
-// model's data files by name, matched to its tensors' `location`s. Out: ready {targets: the
-// catalogue's [{name, description}], the default first}; progress {stage,
+// model's data files by name, matched to its tensors' `location`s. Out: ready {targets}; progress {stage,
 // fraction} as the core reports each stage; result {report, name, input, output (the graph
 // descriptions), ms} as soon as the report is known, then output {model, data (Blobs; data null
 // for one file), heapBytes (the conversion's peak)} once the folded data is computed and the
@@ -15,7 +14,7 @@
 importScripts('onnx_lattice.js', 'read-ahead.js');
 
 let module = null;
-let targets = [];          // the catalogue's, the default first
+let targets = [];         // the catalogue's, default first
 let input = null;         // the model as picked, kept for converting again with other options
 let modelName = 'model';  // the picked file's name without .onnx
 let files = new Map();    // the model's data files, by name
@@ -25,7 +24,7 @@ async function ready() {
   if (!module) {
     post({ type: 'progress', stage: 'loading the converter (WebAssembly)', fraction: 0 });
     module = await OnnxLattice({ printErr: () => {} });
-    targets = JSON.parse(module.catalogue()).targets.map(({ name, description }) => ({ name, description }));
+    targets = JSON.parse(module.catalogue()).targets.map((t) => t.name);
   }
   return module;
 }
@@ -136,8 +135,7 @@ async function handle(data, received) {
   try {
     await ready();
     if (data.type === 'init') return post({ type: 'ready', targets });
-    // Sent before the page had the catalogue's targets to choose from: the default.
-    if (data.options && !data.options.target) data.options.target = targets[0].name;
+    if (data.options) data.options.target ||= targets[0];  // sent before the page had them
     if (data.type === 'repair-port') {
       // Loaded on the first repair: none of it weighs on the page's first load.
       if (!self.serveRepair) importScripts('repair-server.js');

@@ -18,6 +18,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+constexpr int64_t kStride1[] = {1}, kStride1Or2[] = {1, 2}, kFive[] = {5};
+constexpr ConvKernel kKernels[] = {{1, kStride1}, {5, kStride1Or2}};
+
 // A target no accelerator has: 5x5 wherever Lattice has 3x3, so every limit read from the entry
 // shows in the output.
 LatticeTarget five_by_five() {
@@ -25,9 +28,10 @@ LatticeTarget five_by_five() {
       .name = "test-5x5",
       .description = "a test's target: 1x1 stride 1 and 5x5 stride 1/2 convolutions",
       .conversion = lattice_conversion(sppf_maxpool_pattern()),
-      .conv_kernels = {{1, {1}}, {5, {1, 2}}},
+      .conv_kernels = kKernels,
+      .stride2_kernel = 5,
       .max_pool = {2, 2},
-      .sppf_kernels = {5},
+      .sppf_kernels = kFive,
       .operators = hardware_operators(),
       .source = "this test",
   };
@@ -87,6 +91,17 @@ TEST_CASE("a test-only target registered from one entry is in the catalogue and 
     CHECK_THAT(hardware_text(), Contains("target test-5x5: Conv 1x1 stride 1; 5x5 stride 1/2 (source: this test)\n"));
   }
   CHECK_FALSE(find_target("test-5x5"));  // gone with its registration
+}
+
+TEST_CASE("a Lattice target's stride-2 kernel is one it accepts at stride 2") {
+  for (const Target* target : all_targets()) {
+    const LatticeTarget* entry = lattice_target(*target);
+    if (!entry || entry->stride2_kernel == 0) continue;
+    INFO(target->name);
+    CHECK(std::any_of(entry->conv_kernels.begin(), entry->conv_kernels.end(), [&](const ConvKernel& k) {
+      return k.size == entry->stride2_kernel && std::find(k.strides.begin(), k.strides.end(), 2) != k.strides.end();
+    }));
+  }
 }
 
 TEST_CASE("the default target is the catalogue's first, which the page's selector shows first") {

@@ -57,7 +57,7 @@ bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
   int64_t k = w.kernel[0], s = w.strides[0];
   const LatticeTarget& target = lattice_target(ctx);
   bool zero_pads = std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; });
-  if (s == 2 && k == target.stride2_kernel() && zero_pads) {
+  if (s == 2 && k == target.stride2_kernel && zero_pads) {
     int producer = ctx.view.producer(ctx.view.node(node).input(0));
     if (producer >= 0 && ctx.view.node(producer).op_type() == "Pad") return true;
   }
@@ -175,15 +175,6 @@ class LatticeHardware final : public Hardware {
 };
 
 }  // namespace
-
-std::optional<int64_t> LatticeTarget::stride2_kernel() const {
-  std::optional<int64_t> largest;
-  for (const auto& k : conv_kernels) {
-    bool stride2 = std::find(k.strides.begin(), k.strides.end(), 2) != k.strides.end();
-    if (stride2 && (!largest || k.size > *largest)) largest = k.size;
-  }
-  return largest;
-}
 
 Target make_target(LatticeTarget entry) {
   Target target{entry.name, entry.description, entry.conversion, nullptr};

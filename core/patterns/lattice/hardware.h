@@ -31,7 +31,7 @@ struct HardwareOp {
 // A square Conv kernel the accelerator runs, with its strides (equal on both axes).
 struct ConvKernel {
   int64_t size;
-  std::vector<int64_t> strides;
+  std::span<const int64_t> strides;
 };
 
 // A square MaxPool window without padding (emitted with ceil_mode 1).
@@ -44,14 +44,15 @@ struct LatticeTarget {
   std::string_view name;
   std::string_view description;
   std::vector<const Pattern*> conversion;  // in the order they run
-  std::vector<ConvKernel> conv_kernels;    // with pads k/2; the largest at stride 2 also behind a bottom/right Pad
+  // The tables are spans over constant arrays: the page's module builds no vectors for them.
+  std::span<const ConvKernel> conv_kernels;  // with pads k/2
+  // The kernel a stride-2 Conv runs with behind a bottom/right Pad of k/2 (no pads of its own),
+  // which a larger one becomes; 0: none (the stride-2 Pad pattern does not match).
+  int64_t stride2_kernel;
   PoolForm max_pool;                       // the one MaxPool the accelerator runs
-  std::vector<int64_t> sppf_kernels;       // an SPPF pool becomes a Conv of the nearest (ties to the smaller)
+  std::span<const int64_t> sppf_kernels;   // an SPPF pool becomes a Conv of the nearest (ties to the smaller)
   std::span<const HardwareOp> operators;   // the rest of what it runs and does not, each with its source
   std::string_view source;                 // where conv_kernels and max_pool come from
-
-  // The kernel a stride-2 Conv runs with behind a bottom/right Pad: the largest accepted at stride 2.
-  std::optional<int64_t> stride2_kernel() const;
 };
 
 // The engine's Target for an entry: its audit asks the entry, its patterns read it (lattice_target).

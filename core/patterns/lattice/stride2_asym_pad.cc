@@ -19,7 +19,7 @@ bool is_stride2_same_conv(const MatchContext& ctx, int node) {
   const Window& w = conv->window;
   // A 1x1 kernel has no padding to move; LatticeConv2dPattern makes it a 3x3 first.
   // Unknown pads (auto_pad SAME on an input of unknown size) match, for the graft to refuse.
-  return lattice_target(ctx).stride2_kernel() && w.strides[0] == 2 && w.strides[1] == 2 &&
+  return lattice_target(ctx).stride2_kernel > 0 && w.strides[0] == 2 && w.strides[1] == 2 &&
          std::max(w.kernel[0], w.kernel[1]) > 1 &&
          (!w.pads_known || w.pads_symmetric_same());
 }
@@ -30,7 +30,7 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   const std::string label = ctx.view.label(conv_index);
   Conv2d c = *conv2d(ctx, conv_index);
   if (auto s = pads_resolved(ctx, conv.input(0), c.window); !s) return s.error();
-  int64_t kh = c.window.kernel[0], kw = c.window.kernel[1], k = *lattice_target(ctx).stride2_kernel();
+  int64_t kh = c.window.kernel[0], kw = c.window.kernel[1], k = lattice_target(ctx).stride2_kernel;
   bool snap = std::max(kh, kw) > k;
   std::vector<int64_t> pad_ends = snap ? std::vector<int64_t>{k / 2, k / 2} : std::vector<int64_t>{kh / 2, kw / 2};
 

@@ -67,15 +67,21 @@ std::vector<const Pattern*> lattice_conversion(const Pattern& sppf) {
           &maxpool2d_pattern(), &global_avg_pool_pattern(),         &conv2d_pattern()};
 }
 
+constexpr int64_t kStride1[] = {1}, kStride1Or2[] = {1, 2};
+constexpr ConvKernel kCompactKernels[] = {{1, kStride1}, {3, kStride1Or2}};
+constexpr ConvKernel kExtendedKernels[] = {{1, kStride1}, {3, kStride1Or2}, {5, kStride1}, {7, kStride1}};
+constexpr int64_t kCompactSppf[] = {3}, kExtendedSppf[] = {3, 5, 7};
+
 std::vector<Target> lattice_targets() {
   std::vector<Target> targets;
   targets.push_back(make_target({
       .name = "lattice",
       .description = "Lattice CNN accelerator (Compact/Optimized): 1x1 stride 1 and 3x3 stride 1/2 convolutions",
       .conversion = lattice_conversion(sppf_maxpool_pattern()),
-      .conv_kernels = {{1, {1}}, {3, {1, 2}}},
+      .conv_kernels = kCompactKernels,
+      .stride2_kernel = 3,
       .max_pool = {2, 2},
-      .sppf_kernels = {3},
+      .sppf_kernels = kCompactSppf,
       .operators = operator_table(),
       .source = kSeed,
   }));
@@ -83,9 +89,10 @@ std::vector<Target> lattice_targets() {
       .name = "lattice-advanced",
       .description = "Lattice CNN accelerator (Extended): also 5x5 and 7x7 stride-1 convolutions",
       .conversion = lattice_conversion(sppf_maxpool_advanced_pattern()),
-      .conv_kernels = {{1, {1}}, {3, {1, 2}}, {5, {1}}, {7, {1}}},
+      .conv_kernels = kExtendedKernels,
+      .stride2_kernel = 3,
       .max_pool = {2, 2},
-      .sppf_kernels = {3, 5, 7},
+      .sppf_kernels = kExtendedSppf,
       .operators = operator_table(),
       .source = kSeed,
   }));
