@@ -3,13 +3,11 @@
 #include <algorithm>
 
 #include "core/activation_idioms.h"
-
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
 #include "core/onnx/domain.h"
 #include "core/pattern/registry.h"
 #include "core/quantization.h"
-#include "core/patterns/lattice/hardware.h"
 
 namespace lattice {
 namespace {
@@ -47,15 +45,16 @@ void audit(const onnx::ModelProto& model, const Options& options, const GraphVie
   int64_t opset = default_opset(model);
   Shapes shapes(view, opset);
   const Target& target = *find_target(options.target);
-  MatchContext ctx{view, shapes, opset, target};
-  const bool hardware = !target.conv_kernels.empty();
+  MatchContext ctx{view, shapes, opset, target, options};
+  const Hardware* hardware = target.hardware.get();
 
   // An activation written as several nodes is reported whole, under its name, when any of its
   // nodes is one the target cannot run.
   std::vector<const ActivationIdiom*> idiom_of(static_cast<size_t>(view.size()), nullptr);
   auto idioms = hardware ? find_activation_idioms(view) : std::vector<ActivationIdiom>{};
   for (const auto& idiom : idioms) {
-    bool runs = std::none_of(idiom.nodes.begin(), idiom.nodes.end(), [&](int n) { return unsupported_reason(ctx, n); });
+    bool runs = std::none_of(idiom.nodes.begin(), idiom.nodes.end(),
+                             [&](int n) { return hardware->unsupported_reason(ctx, n); });
     if (runs) continue;
     for (int n : idiom.nodes) idiom_of[static_cast<size_t>(n)] = &idiom;
   }
@@ -76,7 +75,7 @@ void audit(const onnx::ModelProto& model, const Options& options, const GraphVie
                                              idiom->name, idiom->form);
       report.unsupported.push_back({view.label(i), node.op_type(), std::move(reason), idiom->name, std::move(unit)});
     } else if (hardware && !is_quantization_op(node)) {  // described in `quantization` instead
-      if (auto reason = unsupported_reason(ctx, i)) {
+      if (auto reason = hardware->unsupported_reason(ctx, i)) {
         report.unsupported.push_back({view.label(i), node.op_type(), *reason, node.op_type(), {}});
       }
     }

@@ -67,7 +67,7 @@ Result<std::pair<std::string, std::vector<int64_t>>> parse_input_shape(const std
 Status check_options(const Options& options) {
   if (!find_target(options.target)) {
     std::vector<std::string_view> names;
-    for (const auto& t : all_targets()) names.push_back(t.name);
+    for (const Target* t : all_targets()) names.push_back(t->name);
     return options_error("unknown target '{}' (known: {})", options.target, fmt::join(names, ", "));
   }
   for (const auto* list : {&options.only, &options.skip}) {

@@ -1,3 +1,4 @@
+/** The catalogue's targets (patterns().targets), the default first; tests/node/targets.test.mjs holds it to them. */
 export type Target = 'lattice' | 'lattice-advanced' | 'none';
 
 export interface ConvertOptions {
@@ -280,7 +281,8 @@ export interface ConverterError extends Error {
 
 export interface Hardware {
   follows: string;
-  targets: { name: Target; conv_kernels: string }[];
+  /** Each Lattice target's accepted Conv kernels and strides, and where that comes from. */
+  targets: { name: Target; conv_kernels: string; source: string }[];
   operators: { op: string; runs: boolean; condition: string; source: string; note: string }[];
   otherwise: string;
   /** The sensAI ML engine's fixed-point schemes per layer ('' where the source lists nothing). */

@@ -66,6 +66,7 @@ function startWorker() {
     // has been picked: a picked model's status (a refusal before reading, say) must not be
     // overwritten by a start-up message that arrives late on a busy machine.
     if (data.type === 'ready') document.body.dataset.converter = 'ready';
+    if (data.type === 'ready' && !ui.target.length) for (const name of data.targets) ui.target.add(new Option(name));
     if (data.type === 'ready' && !picked) setSummary('Ready: choose a model, or try the sample.');
     if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
     if (data.type === 'result') showResult(data);

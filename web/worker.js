@@ -3,7 +3,7 @@
 // (read-ahead.js), and the downloads are Blobs whose unchanged ranges are slices of those Files.
 // Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', model (a File, or
 // bytes), name, files, options} and {type: 'convert', options}. `files` are an external-data
-// model's data files by name, matched to its tensors' `location`s. Out: ready; progress {stage,
+// model's data files by name, matched to its tensors' `location`s. Out: ready {targets}; progress {stage,
 // fraction} as the core reports each stage; result {report, name, input, output (the graph
 // descriptions), ms} as soon as the report is known, then output {model, data (Blobs; data null
 // for one file), heapBytes (the conversion's peak)} once the folded data is computed and the
@@ -15,6 +15,7 @@
 importScripts('onnx_lattice.js', 'read-ahead.js');
 
 let module = null;
+let targets = [];         // the catalogue's, default first
 let input = null;         // the model as picked, kept for converting again with other options
 let modelName = 'model';  // the picked file's name without .onnx
 let files = new Map();    // the model's data files, by name
@@ -24,6 +25,7 @@ async function ready() {
   if (!module) {
     post({ type: 'progress', stage: 'loading the converter (WebAssembly)', fraction: 0 });
     module = await OnnxLattice({ printErr: () => {} });
+    targets = JSON.parse(module.catalogue()).targets.map((t) => t.name);
   }
   return module;
 }
@@ -142,7 +144,8 @@ async function settleFixedPoint(bytes, options) {
 async function handle(data, received) {
   try {
     await ready();
-    if (data.type === 'init') return post({ type: 'ready' });
+    if (data.type === 'init') return post({ type: 'ready', targets });
+    if (data.options) data.options.target ||= targets[0];  // sent before the page had them
     if (data.type === 'repair-port') {
       // Loaded on the first repair or FPQ twin: none of it weighs on the page's first load.
       if (!self.serveRepair) importScripts('repair-server.js');

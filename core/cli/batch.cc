@@ -24,7 +24,7 @@ std::string base_name(const std::string& path) {
 // converting a folder again must not convert once more.
 bool is_output_name(const std::string& name) {
   return std::any_of(all_targets().begin(), all_targets().end(),
-                     [&](const Target& t) { return name.ends_with(fmt::format(".{}.onnx", t.name)); });
+                     [&](const Target* t) { return name.ends_with(fmt::format(".{}.onnx", t->name)); });
 }
 
 // How bad an exit status is: a failure beats a model the target cannot run whole (4), and an I/O

@@ -26,8 +26,8 @@ constexpr std::string_view kConvertUsage =
     "  onnx-lattice convert IN.onnx [-o OUT.onnx|-] [flags]\n"
     "  onnx-lattice convert - -o OUT.onnx|- [flags]   the model from standard input\n"
     "  onnx-lattice convert IN.onnx|FOLDER ... [-d OUTDIR] [flags]   several models: a line each and a summary\n";
+// Follow `--target NAME` (target_flag), which lists the catalogue's targets.
 constexpr Flag kTargetFlags[] = {
-    {"--target NAME", "lattice (default), lattice-advanced or none"},
     {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it; "
                               "LSQ: structural notes, its steps are learned, so there are no fixed ranges to simulate)"},
     {"--fold-bn", "fold BatchNormalization (and Mul/Add scale-shift) into the conv (default, except under FPQ)"},
@@ -95,6 +95,19 @@ std::string flag_lines(std::span<const Flag> flags) {
   return out;
 }
 
+// `--target NAME` and the catalogue's targets: "lattice (default), lattice-advanced or none".
+std::string target_flag() {
+  auto targets = all_targets();
+  std::string listed;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (i > 0) listed += i + 1 == targets.size() ? " or " : ", ";
+    listed += targets[i]->name;
+    if (i == 0) listed += " (default)";
+  }
+  const Flag flag{"--target NAME", listed};
+  return flag_lines({&flag, 1});
+}
+
 // After a usage error: the command's synopsis and where its flags are listed.
 std::string short_usage(std::string_view command) {
   std::string_view synopsis = command == "convert"    ? kConvertUsage
@@ -109,7 +122,8 @@ std::string short_usage(std::string_view command) {
 
 std::string usage(std::string_view command = "") {
   if (command == "convert") {
-    return fmt::format("usage:\n{}\n{}{}{}{}{}{}", kConvertUsage, flag_lines(kConvertFlags), flag_lines(kTargetFlags),
+    return fmt::format("usage:\n{}\n{}{}{}{}{}{}{}", kConvertUsage, flag_lines(kConvertFlags), target_flag(),
+                       flag_lines(kTargetFlags),
                        flag_lines(kConvertCheckFlag), flag_lines(kCheckFlags), flag_lines(kCommonFlags), kExitStatus);
   }
   if (command == "check") {
@@ -119,7 +133,8 @@ std::string usage(std::string_view command = "") {
                        flag_lines(kCommonFlags), kNoRuntime);
   }
   if (command == "inspect") {
-    return fmt::format("usage:\n{}\n{}{}{}{}{}", kInspectUsage, flag_lines(kTargetFlags), flag_lines(kInspectFlags),
+    return fmt::format("usage:\n{}\n{}{}{}{}{}{}", kInspectUsage, target_flag(), flag_lines(kTargetFlags),
+                       flag_lines(kInspectFlags),
                        flag_lines(kJsonFlag), flag_lines(kCommonFlags), kExitStatus);
   }
   if (command == "patterns") return fmt::format("usage:\n{}\n{}", kPatternsUsage, flag_lines(kJsonFlag));
@@ -463,9 +478,9 @@ class Runner {
 
   static std::string catalogue_text() {
     std::string s;
-    for (const Target& t : all_targets()) {
-      s += fmt::format("target {}: {}\n", t.name, t.description);
-      for (const Pattern* p : t.conversion) s += fmt::format("  {}\n", p->name);
+    for (const Target* t : all_targets()) {
+      s += fmt::format("target {}: {}\n", t->name, t->description);
+      for (const Pattern* p : t->conversion) s += fmt::format("  {}\n", p->name);
     }
     s += "\n";
     for (const Pattern* p : all_patterns()) {

@@ -95,7 +95,7 @@ class Driver {
   }
 
   MatchContext context() const {
-    return {rewriter_.view(), rewriter_.shapes(), opset_, target_, data_, options_.snap_weights, options_.fixed_point, &folded_};
+    return {rewriter_.view(), rewriter_.shapes(), opset_, target_, options_, data_, &fused_};
   }
 
   std::string match_id(const Match& m) const {
@@ -140,7 +140,7 @@ class Driver {
     auto applied = rewriter_.apply(m, std::move(replacement).value());
     if (!applied) return refuse(std::move(record), applied.error().message);
     for (auto& [output, label] : new_labels) {
-      if (m.pattern->phase == Phase::kFusion) folded_.insert(output);
+      if (m.pattern->phase == Phase::kFusion) fused_.insert(output);
       labels_[output] = std::move(label);
     }
     for (const auto& change : applied->shape_changes) warnings.push_back({anchor, fmt::format("{}: {}", anchor, change)});
@@ -174,7 +174,7 @@ class Driver {
   const ProgressFn& progress_;
   Rewriter rewriter_;
   std::unordered_set<std::string> refused_;
-  std::unordered_set<std::string> folded_;  // MatchContext::folded
+  std::unordered_set<std::string> fused_;  // MatchContext::fused
 };
 
 }  // namespace

@@ -27,19 +27,18 @@ enum class Phase { kConversion, kFusion };
 
 inline std::string_view phase_name(Phase phase) { return phase == Phase::kConversion ? "conversion" : "fusion"; }
 
-// What predicates and grafts may look at: the graph as it is now, its shapes, the target and the
-// fixed-point scheme.
+// What predicates and grafts may look at: the graph as it is now, its shapes, the target they
+// run for (whose layer holds the limits they read) and what the user asked for.
 struct MatchContext {
   const GraphView& view;
   const Shapes& shapes;
   int64_t opset;
   const Target& target;
+  const Options& options;
   ExternalData* data = nullptr;  // reads tensor data still in its file (with_data)
-  SnapWeights snap_weights = SnapWeights::kReinit;  // what a snapped Conv kernel's weights become
-  FixedPoint fixed_point = FixedPoint::kNone;
-  // The outputs of the layers a fold (a fusion pattern) wrote in this run: a conv the user chose
-  // to fold keeps the bias the fold gave it, rather than going round a fold/unfold cycle.
-  const std::unordered_set<std::string>* folded = nullptr;
+  // The outputs of the layers a fusion pattern wrote in this run: a layer the user chose to fold
+  // keeps the bias the fold gave it, rather than going round a fold/unfold cycle.
+  const std::unordered_set<std::string>* fused = nullptr;
 };
 
 // One step of a chain: a node of one of `op_types` (default domain) that `accepts` approves.

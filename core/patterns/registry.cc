@@ -1,38 +1,70 @@
 #include "core/pattern/registry.h"
 
-#include <array>
+#include <algorithm>
 
 #include "core/patterns/fixed_point/conv_bias_into_batch_norm.h"
 #include "core/patterns/fold/conv_bn.h"
 #include "core/patterns/fold/conv_scale_shift.h"
-#include "core/patterns/lattice/patterns.h"
+#include "core/patterns/lattice/targets.h"
 
 namespace lattice {
+namespace {
+
+// The fusion phase, in the order it runs: every target's, whatever its hardware.
+std::vector<const Pattern*> fusion_patterns() {
+  return {&conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern(), &fpq_conv_bias_into_batch_norm_pattern()};
+}
+
+const std::vector<Target>& built_in_targets() {
+  static const std::vector<Target> targets = [] {
+    std::vector<Target> all = lattice_targets();
+    all.push_back({"none", "no conversion; Conv+BatchNorm folding only", {}, nullptr});
+    return all;
+  }();
+  return targets;
+}
+
+// The built-in targets, then those registered (TargetRegistration), as stable pointers.
+std::vector<const Target*>& target_list() {
+  static std::vector<const Target*> list = [] {
+    std::vector<const Target*> pointers;
+    for (const Target& t : built_in_targets()) pointers.push_back(&t);
+    return pointers;
+  }();
+  return list;
+}
+
+// The conversion patterns of the built-in targets, each target's in its own order: a pattern no
+// earlier target runs goes just before the first of its successors already listed, so the SPPF
+// variants sit side by side.
+std::vector<const Pattern*> conversion_patterns() {
+  std::vector<const Pattern*> merged;
+  for (const Target& t : built_in_targets()) {
+    const auto& order = t.conversion;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (std::find(merged.begin(), merged.end(), order[i]) != merged.end()) continue;
+      auto at = merged.end();
+      for (size_t j = i + 1; j < order.size() && at == merged.end(); ++j) {
+        at = std::find(merged.begin(), merged.end(), order[j]);
+      }
+      merged.insert(at, order[i]);
+    }
+  }
+  return merged;
+}
+
+}  // namespace
 
 std::span<const Pattern* const> all_patterns() {
-  static const std::vector<const Pattern*> patterns{
-      &sppf_maxpool_pattern(), &sppf_maxpool_advanced_pattern(), &stride2_asym_pad_conv_maxpool_pattern(),
-      &stride2_conv_bn_relu_pattern(), &maxpool2d_pattern(), &global_avg_pool_pattern(), &conv2d_pattern(),
-      &conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern(), &fpq_conv_bias_into_batch_norm_pattern()};
+  static const std::vector<const Pattern*> patterns = [] {
+    std::vector<const Pattern*> all = conversion_patterns();
+    for (const Pattern* p : fusion_patterns()) all.push_back(p);
+    return all;
+  }();
   return patterns;
 }
 
-std::span<const Target> all_targets() {
-  // Registry order: SPPF before MaxPool snapping (its pools must not be snapped), the stride-2
-  // max-pool chains before the other stride-2 chains, Conv snapping last.
-  auto lattice_patterns = [](const Pattern& sppf) {
-    return std::vector<const Pattern*>{&sppf, &stride2_asym_pad_conv_maxpool_pattern(), &stride2_conv_bn_relu_pattern(),
-                                       &maxpool2d_pattern(), &global_avg_pool_pattern(), &conv2d_pattern()};
-  };
-  static const std::array<Target, 3> targets{{
-      {"lattice", "Lattice CNN accelerator (Compact/Optimized): 1x1 stride 1 and 3x3 stride 1/2 convolutions",
-       lattice_patterns(sppf_maxpool_pattern()), {{1, {1}}, {3, {1, 2}}}},
-      {"lattice-advanced", "Lattice CNN accelerator (Extended): also 5x5 and 7x7 stride-1 convolutions",
-       lattice_patterns(sppf_maxpool_advanced_pattern()), {{1, {1}}, {3, {1, 2}}, {5, {1}}, {7, {1}}}},
-      {"none", "no conversion; Conv+BatchNorm folding only", {}, {}},
-  }};
-  return targets;
-}
+std::span<const Target* const> all_targets() { return target_list(); }
 
 const Pattern* find_pattern(std::string_view name) {
   for (const Pattern* p : all_patterns()) {
@@ -42,20 +74,29 @@ const Pattern* find_pattern(std::string_view name) {
 }
 
 const Target* find_target(std::string_view name) {
-  for (const Target& t : all_targets()) {
-    if (t.name == name) return &t;
+  for (const Target* t : all_targets()) {
+    if (t->name == name) return t;
   }
   return nullptr;
+}
+
+TargetRegistration::TargetRegistration(Target target) : target_(std::make_unique<const Target>(std::move(target))) {
+  target_list().push_back(target_.get());
+}
+
+TargetRegistration::~TargetRegistration() {
+  auto& list = target_list();
+  list.erase(std::find(list.begin(), list.end(), target_.get()));
 }
 
 Json catalogue_json() {
   Json patterns = Json::array();
   for (const Pattern* p : all_patterns()) {
     Json targets = Json::array();
-    for (const Target& t : all_targets()) {
+    for (const Target* t : all_targets()) {
       bool used = p->phase == Phase::kFusion;
-      for (const Pattern* c : t.conversion) used = used || c == p;
-      if (used) targets.push(t.name);
+      for (const Pattern* c : t->conversion) used = used || c == p;
+      if (used) targets.push(t->name);
     }
     Json row = Json::object()
                    .set("name", p->name)
@@ -68,10 +109,11 @@ Json catalogue_json() {
     patterns.push(std::move(row));
   }
   Json targets = Json::array();
-  for (const Target& t : all_targets()) {
+  for (const Target* t : all_targets()) {
     Json names = Json::array();
-    for (const Pattern* c : t.conversion) names.push(c->name);
-    targets.push(Json::object().set("name", t.name).set("description", t.description).set("conversion", std::move(names)));
+    for (const Pattern* c : t->conversion) names.push(c->name);
+    targets.push(
+        Json::object().set("name", t->name).set("description", t->description).set("conversion", std::move(names)));
   }
   return Json::object().set("patterns", std::move(patterns)).set("targets", std::move(targets));
 }

@@ -25,7 +25,7 @@ bool has_bias(const onnx::NodeProto& conv) { return conv.input_size() > 2 && !co
 bool biased_conv(const MatchContext& ctx, int node) {
   const auto& conv = ctx.view.node(node);
   if (!has_bias(conv) || conv.output_size() == 0) return false;
-  return !ctx.folded || !ctx.folded->contains(conv.output(0));
+  return !ctx.fused || !ctx.fused->contains(conv.output(0));
 }
 
 // A BatchNormalization in inference form whose mean can take the bias: a float constant.

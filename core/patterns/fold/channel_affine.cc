@@ -202,7 +202,7 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
     folded.add_input(b_name);
   }
   if (gemm) attr::set_float(folded, "beta", 1.0f);  // C now holds the whole bias
-  if (ctx.fixed_point == FixedPoint::kFpq && layer.op_type() == "Conv") {
+  if (ctx.options.fixed_point == FixedPoint::kFpq && layer.op_type() == "Conv") {
     r.warnings.push_back({label, fmt::format(
         "{}: {} folded into Conv '{}' as asked (folding on under FPQ), which gives it a bias: FPQ will refuse it, since a Conv "
         "with a bias must be followed by a BatchNormalization (FPGA-UG-02228 section 5.1.1)",

@@ -23,7 +23,8 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   Conv2d c = *conv2d(ctx, index);
   const Window& w = c.window;
   if (auto s = pads_resolved(ctx, conv.input(0), w); !s) return s.error();
-  SnappedConv to = snap_conv(ctx.target, std::max(w.kernel[0], w.kernel[1]), std::max(w.strides[0], w.strides[1]));
+  SnappedConv to =
+      snap_conv(lattice_target(ctx), std::max(w.kernel[0], w.kernel[1]), std::max(w.strides[0], w.strides[1]));
   std::vector<int64_t> kernel{to.kernel, to.kernel}, strides{to.stride, to.stride};
   // pads k/2, scaled by the dilation (which stays) so that a stride-1 Conv keeps its size.
   std::vector<int64_t> pads{w.dilations[0] * (to.kernel / 2), w.dilations[1] * (to.kernel / 2),

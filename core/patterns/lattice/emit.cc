@@ -6,6 +6,7 @@
 
 #include "core/onnx/attributes.h"
 #include "core/onnx/tensor_values.h"
+#include "core/patterns/lattice/hardware.h"
 
 namespace lattice {
 
@@ -19,13 +20,14 @@ onnx::NodeProto make_node(const std::string& op, const std::string& name, std::v
   return n;
 }
 
-onnx::NodeProto lattice_maxpool(int64_t opset, const std::string& name, const std::string& input,
+onnx::NodeProto lattice_maxpool(const MatchContext& ctx, const std::string& name, const std::string& input,
                                 const std::string& output) {
+  const PoolForm& form = lattice_target(ctx).max_pool;
   auto pool = make_node("MaxPool", name, {input}, {output});
-  attr::set_ints(pool, "kernel_shape", {2, 2});
-  attr::set_ints(pool, "strides", {2, 2});
+  attr::set_ints(pool, "kernel_shape", {form.kernel, form.kernel});
+  attr::set_ints(pool, "strides", {form.stride, form.stride});
   attr::set_ints(pool, "pads", {0, 0, 0, 0});
-  if (opset >= 10) attr::set_int(pool, "ceil_mode", 1);
+  if (ctx.opset >= 10) attr::set_int(pool, "ceil_mode", 1);
   return pool;
 }
 

@@ -12,9 +12,9 @@ namespace lattice {
 onnx::NodeProto make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
                           std::vector<std::string> outputs);
 
-// MaxPool(2x2, stride 2, pads 0, ceil_mode 1): the Lattice pool. ceil_mode exists from opset 10;
-// before it the pool floors, which the shape-change warnings then report.
-onnx::NodeProto lattice_maxpool(int64_t opset, const std::string& name, const std::string& input,
+// The target's MaxPool (its kernel and stride, pads 0, ceil_mode 1). ceil_mode exists from
+// opset 10; before it the pool floors, which the shape-change warnings then report.
+onnx::NodeProto lattice_maxpool(const MatchContext& ctx, const std::string& name, const std::string& input,
                                 const std::string& output);
 
 // A zero Pad of `pads` (ONNX order: begins, then ends) appended to `r`: `pads` is an attribute

@@ -15,67 +15,14 @@
 namespace lattice {
 namespace {
 
-// Where a row's facts come from. Where the sources disagree, the target follows the seed (the
-// Embedl Deploy Lattice backend), and the row says so.
-constexpr std::string_view kSeed = "seed (Embedl Deploy's Lattice conversions)";
-constexpr std::string_view kEmbedl = "Embedl Deploy docs (Lattice backend: Conv2d, MaxPool2d, AdaptiveAvgPool2d, LeakyReLU)";
-constexpr std::string_view kSensai = "Lattice sensAI guide FPGA-UG-02228";
-constexpr std::string_view kAssumed = "assumed";
-
-// The operator table: what the accelerator runs as it is (Conv and MaxPool within their
-// windows), and what it does not, each with its source.
-const std::vector<HardwareOp>& operator_table() {
-  static const std::vector<HardwareOp> table{
-      {"Conv", true, "the target's kernels and strides, pads k/2, no dilation", kSeed, "", false},
-      {"MaxPool", true, "2x2, stride 2, no padding", kSeed, "Embedl Deploy: MaxPool2d", false},
-      {"GlobalAveragePool", true, "", kEmbedl, "sensAI guide: GlobalAveragePooling2D", false},
-      {"LeakyRelu", true, "", kEmbedl, "", false},
-      {"Relu", true, "", kSensai, "ReLU", false},
-      {"Clip", true, "as ReLU6", kAssumed, "", false},
-      {"Add", true, "", kSensai, "Add", false},
-      {"Concat", true, "", kSensai, "Concatenate", false},
-      {"Flatten", true, "", kSensai, "Flatten", false},
-      {"Reshape", true, "", kSensai, "Reshape", false},
-      {"Gemm", true, "", kSensai, "Dense, GEMM", false},
-      {"MatMul", true, "", kSensai, "Dense", false},
-      {"Resize", true, "mode nearest", kSensai,
-       "nearest UpSampling/Resizing; the guide also lists bilinear, which the target does not assume", false},
-      {"Upsample", true, "mode nearest", kSensai, "as Resize", false},
-      {"Pad", true, "", kSeed, "emitted by the stride-2 pattern", false},
-      {"Identity", true, "", kAssumed, "no computation at inference", false},
-      {"Dropout", true, "", kAssumed, "no computation at inference", false},
-      {"Constant", true, "", kAssumed, "no computation at inference", false},
-      {"BatchNormalization", false, "folded into the preceding layer", kSeed,
-       "the sensAI guide lists BatchNormalization; the target follows the seed, which folds it", false},
-      {"Mul", false, "", kSensai, "Multiply as a standalone layer is not supported on the FPGA", false},
-      {"Reciprocal", false, "", kSensai, "not supported on the FPGA", false},
-      {"Sigmoid", false, "", kEmbedl,
-       "the sensAI guide lists sigmoid and SiLU; the target follows the seed, whose backend has no such conversion", true},
-      {"Softmax", false, "", kEmbedl, "the sensAI guide lists Softmax; the target follows the seed", true},
-      {"Transpose", false, "", kEmbedl, "the sensAI guide lists Permute; the target follows the seed", false},
-      {"Split", false, "", kEmbedl, "the sensAI guide lists Split; the target follows the seed", false},
-      {"Slice", false, "", kEmbedl, "the sensAI guide lists slicing; the target follows the seed", false},
-      {"Tanh", false, "", kAssumed, "", true},
-      {"HardSigmoid", false, "", kAssumed, "", true},
-      {"HardSwish", false, "", kAssumed, "", true},
-      {"Elu", false, "", kAssumed, "", true},
-      {"Selu", false, "", kAssumed, "", true},
-      {"Softplus", false, "", kAssumed, "", true},
-      {"Mish", false, "", kAssumed, "", true},
-      {"Gelu", false, "", kAssumed, "", true},
-      {"PRelu", false, "", kAssumed, "", true},
-  };
-  return table;
-}
-
-const HardwareOp* find_op(std::string_view op) {
-  for (const auto& row : operator_table()) {
+const HardwareOp* find_op(const LatticeTarget& target, std::string_view op) {
+  for (const auto& row : target.operators) {
     if (row.op == op) return &row;
   }
   return nullptr;
 }
 
-std::string accepted_kernels(const Target& target) {
+std::string accepted_kernels(const LatticeTarget& target) {
   std::vector<std::string> parts;
   for (const auto& k : target.conv_kernels) parts.push_back(fmt::format("{0}x{0} stride {1}", k.size, fmt::join(k.strides, "/")));
   return fmt::format("{}", fmt::join(parts, "; "));
@@ -108,13 +55,14 @@ bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
   const Window& w = conv.window;
   if (w.kernel[0] != w.kernel[1] || w.strides[0] != w.strides[1]) return false;
   int64_t k = w.kernel[0], s = w.strides[0];
+  const LatticeTarget& target = lattice_target(ctx);
   bool zero_pads = std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; });
-  if (k == 3 && s == 2 && zero_pads) {
+  if (s == 2 && k == target.stride2_kernel && zero_pads) {
     int producer = ctx.view.producer(ctx.view.node(node).input(0));
     if (producer >= 0 && ctx.view.node(producer).op_type() == "Pad") return true;
   }
   if (!w.pads_known || !w.pads_symmetric_same()) return false;
-  for (const auto& accepted : ctx.target.conv_kernels) {
+  for (const auto& accepted : target.conv_kernels) {
     if (accepted.size == k && std::find(accepted.strides.begin(), accepted.strides.end(), s) != accepted.strides.end()) {
       return true;
     }
@@ -122,7 +70,7 @@ bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
   return false;
 }
 
-SnappedConv snap_conv(const Target& target, int64_t kernel, int64_t stride) {
+SnappedConv snap_conv(const LatticeTarget& target, int64_t kernel, int64_t stride) {
   auto nearer = [](int64_t want, int64_t a, int64_t b) {  // is a nearer to want than b (ties: smaller)?
     int64_t da = std::abs(a - want), db = std::abs(b - want);
     return da < db || (da == db && a < b);
@@ -158,14 +106,19 @@ Status pads_resolved(const MatchContext& ctx, const std::string& input, const Wi
   return ok_status();
 }
 
-bool maxpool_canonical(const Window& w) {
+bool maxpool_canonical(const LatticeTarget& target, const Window& w) {
   for (size_t i = 0; i < 2; ++i) {
-    if (w.kernel[i] != kPoolKernel || w.strides[i] != kPoolStride || w.dilations[i] != 1) return false;
+    if (w.kernel[i] != target.max_pool.kernel || w.strides[i] != target.max_pool.stride || w.dilations[i] != 1) {
+      return false;
+    }
   }
   return std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; });
 }
 
-std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node) {
+namespace {
+
+// Why `target` cannot run this node, or nullopt if it can.
+std::optional<std::string> unsupported_reason(const LatticeTarget& target, const MatchContext& ctx, int node) {
   const auto& n = ctx.view.node(node);
   const std::string& op = n.op_type();
   if (!is_default_domain(n.domain())) {
@@ -183,13 +136,16 @@ std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node)
     }
     if (!conv_accepted(ctx, node, *conv)) {
       return fmt::format("kernel {}, stride {}, pads {} are outside what the target accepts ({}; pads k/2)",
-                         tuple(w.kernel), tuple(w.strides), tuple(w.pads), accepted_kernels(ctx.target));
+                         tuple(w.kernel), tuple(w.strides), tuple(w.pads), accepted_kernels(target));
     }
     return std::nullopt;
   }
   if (op == "MaxPool") {
     auto w = pool2d(ctx, node);
-    if (!w || !maxpool_canonical(*w)) return "only a 2x2 MaxPool with stride 2 and no padding is supported";
+    if (!w || !maxpool_canonical(target, *w)) {
+      return fmt::format("only a {0}x{0} MaxPool with stride {1} and no padding is supported", target.max_pool.kernel,
+                         target.max_pool.stride);
+    }
     return std::nullopt;
   }
   if (op == "Resize" || op == "Upsample") {
@@ -197,7 +153,7 @@ std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node)
     if (mode != "nearest") return fmt::format("{} mode '{}' is not supported (nearest only)", op, mode);
     return std::nullopt;
   }
-  const HardwareOp* row = find_op(op);
+  const HardwareOp* row = find_op(target, op);
   if (row && row->runs) return std::nullopt;
   if (row && row->activation) {
     return fmt::format("the accelerator has no {} activation", op);
@@ -205,16 +161,48 @@ std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node)
   return fmt::format("{} is not an operator the accelerator runs", op);
 }
 
-std::span<const HardwareOp> hardware_operators() { return operator_table(); }
+// The audit's view of an entry; the patterns read the entry itself (lattice_target).
+class LatticeHardware final : public Hardware {
+ public:
+  explicit LatticeHardware(LatticeTarget entry) : entry_(std::move(entry)) {}
+  const LatticeTarget& entry() const { return entry_; }
+  std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node) const override {
+    return lattice::unsupported_reason(entry_, ctx, node);
+  }
+
+ private:
+  LatticeTarget entry_;
+};
+
+}  // namespace
+
+Target make_target(LatticeTarget entry) {
+  Target target{entry.name, entry.description, entry.conversion, nullptr};
+  target.hardware = std::make_shared<const LatticeHardware>(std::move(entry));
+  return target;
+}
+
+const LatticeTarget& lattice_target(const MatchContext& ctx) {
+  return static_cast<const LatticeHardware&>(*ctx.target.hardware).entry();
+}
+
+const LatticeTarget* lattice_target(const Target& target) {
+  const auto* hardware = dynamic_cast<const LatticeHardware*>(target.hardware.get());
+  return hardware ? &hardware->entry() : nullptr;
+}
 
 Json hardware_json() {
   Json targets = Json::array();
-  for (const Target& t : all_targets()) {
-    if (t.conv_kernels.empty()) continue;
-    targets.push(Json::object().set("name", t.name).set("conv_kernels", accepted_kernels(t)));
+  for (const Target* t : all_targets()) {
+    if (const LatticeTarget* entry = lattice_target(*t)) {
+      targets.push(Json::object()
+                       .set("name", entry->name)
+                       .set("conv_kernels", accepted_kernels(*entry))
+                       .set("source", entry->source));
+    }
   }
   Json ops = Json::array();
-  for (const auto& row : operator_table()) {
+  for (const auto& row : hardware_operators()) {
     ops.push(Json::object()
                  .set("op", row.op)
                  .set("runs", row.runs)
@@ -240,11 +228,13 @@ Json hardware_json() {
 std::string hardware_text() {
   std::string s = "Lattice CNN accelerator, as onnx-lattice models it. Where the sources disagree, the targets follow\n"
                   "the seed (Embedl Deploy's Lattice backend); other operators are taken not to run (assumed).\n\n";
-  for (const Target& t : all_targets()) {
-    if (!t.conv_kernels.empty()) s += fmt::format("target {}: Conv {}\n", t.name, accepted_kernels(t));
+  for (const Target* t : all_targets()) {
+    const LatticeTarget* entry = lattice_target(*t);
+    if (!entry) continue;
+    s += fmt::format("target {}: Conv {} (source: {})\n", entry->name, accepted_kernels(*entry), entry->source);
   }
   s += "\n";
-  for (const auto& row : operator_table()) {
+  for (const auto& row : hardware_operators()) {
     s += fmt::format("{:<20} {}{}{}\n", row.op, row.runs ? "runs" : "no", row.condition.empty() ? "" : "  ", row.condition);
     s += fmt::format("{:<25} source: {}{}\n", "", row.source, row.note.empty() ? "" : fmt::format(" — {}", row.note));
   }

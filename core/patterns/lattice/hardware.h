@@ -1,6 +1,6 @@
 #pragma once
-// What the Lattice CNN accelerator runs, as this project models it: the one table of hardware
-// limits. A target is an entry of conv kernels; the operator set is shared.
+// What a Lattice target's accelerator runs, and how the patterns and the audit read it: an entry
+// of the targets' table (core/patterns/lattice/targets.cc holds the values and their sources).
 #include <optional>
 #include <span>
 #include <string>
@@ -9,16 +9,59 @@
 #include "core/graph/graph_view.h"
 #include "core/graph/shapes.h"
 #include "core/graph/window.h"
+#include "core/pattern/target.h"
 #include "core/util/json.h"
 #include "core/util/result.h"
 
 namespace lattice {
 
-struct Target;
 struct MatchContext;
 
-// The canonical Lattice max-pool: 2x2, stride 2, no padding (ceil_mode 1 when emitted).
-inline constexpr int64_t kPoolKernel = 2, kPoolStride = 2;
+// One row of the operator table: whether the accelerator runs `op`, under which condition, and
+// where that fact comes from (the seed, Embedl Deploy's docs, Lattice's sensAI guide, or assumed).
+struct HardwareOp {
+  std::string_view op;
+  bool runs;
+  std::string_view condition;
+  std::string_view source;
+  std::string_view note;  // what the source says, or where the sources disagree
+  bool activation;        // reported as "the accelerator has no X activation"
+};
+
+// A square Conv kernel the accelerator runs, with its strides (equal on both axes).
+struct ConvKernel {
+  int64_t size;
+  std::span<const int64_t> strides;
+};
+
+// A square MaxPool window without padding (emitted with ceil_mode 1).
+struct PoolForm {
+  int64_t kernel, stride;
+};
+
+// One Lattice target: all that differs between targets, as one entry of the table.
+struct LatticeTarget {
+  std::string_view name;
+  std::string_view description;
+  std::vector<const Pattern*> conversion;  // in the order they run
+  // The tables are spans over constant arrays: the page's module builds no vectors for them.
+  std::span<const ConvKernel> conv_kernels;  // with pads k/2
+  // The kernel a stride-2 Conv runs with behind a bottom/right Pad of k/2 (no pads of its own),
+  // which a larger one becomes; 0: none (the stride-2 Pad pattern does not match).
+  int64_t stride2_kernel;
+  PoolForm max_pool;                       // the one MaxPool the accelerator runs
+  std::span<const int64_t> sppf_kernels;   // an SPPF pool becomes a Conv of the nearest (ties to the smaller)
+  std::span<const HardwareOp> operators;   // the rest of what it runs and does not, each with its source
+  std::string_view source;                 // where conv_kernels and max_pool come from
+};
+
+// The engine's Target for an entry: its audit asks the entry, its patterns read it (lattice_target).
+Target make_target(LatticeTarget entry);
+
+// The entry of the target the patterns run for: the Lattice patterns run only in Lattice targets.
+const LatticeTarget& lattice_target(const MatchContext& ctx);
+// The entry of `target`, or null when it has no Lattice hardware (none).
+const LatticeTarget* lattice_target(const Target& target);
 
 // A 2-D Conv (4-D input and weight) and its window, or nullopt.
 struct Conv2d {
@@ -32,8 +75,8 @@ std::optional<Conv2d> conv2d(const MatchContext& ctx, int node);
 std::optional<Window> pool2d(const MatchContext& ctx, int node);
 
 // Kernel, stride and pads of a Conv the target accepts: a square accepted kernel with an
-// accepted stride and pads k/2, or a 3x3 stride-2 Conv without pads whose input a Pad writes
-// (the pair LatticeStride2AsymPadConvMaxPoolPattern emits).
+// accepted stride and pads k/2, or a stride-2 Conv of the target's stride2_kernel without pads
+// whose input a Pad writes (the pair LatticeStride2AsymPadConvMaxPoolPattern emits).
 bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv);
 
 // The accepted (kernel, stride) nearest to a Conv's: the stride first (ties to the smaller),
@@ -42,25 +85,16 @@ bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv);
 struct SnappedConv {
   int64_t kernel, stride;
 };
-SnappedConv snap_conv(const Target& target, int64_t kernel, int64_t stride);
+SnappedConv snap_conv(const LatticeTarget& target, int64_t kernel, int64_t stride);
 
-// A MaxPool that is 2x2, stride 2, no padding, no dilation.
-bool maxpool_canonical(const Window& w);
+// A MaxPool of the target's form: its kernel and stride, no padding, no dilation.
+bool maxpool_canonical(const LatticeTarget& target, const Window& w);
 
 // Dimension `axis` of `tensor` when it is a known number; otherwise the reason a graft gives:
 // "needs the channel count of 'x', which is unknown (shape [N, ?, H, W])".
 Result<int64_t> needed_dim(const MatchContext& ctx, const std::string& tensor, size_t axis, std::string_view what);
 
-// One row of the operator table: whether the accelerator runs `op`, under which condition, and
-// where that fact comes from (the seed, Embedl Deploy's docs, Lattice's sensAI guide, or assumed).
-struct HardwareOp {
-  std::string_view op;
-  bool runs;
-  std::string_view condition;
-  std::string_view source;
-  std::string_view note;  // what the source says, or where the sources disagree
-  bool activation;        // reported as "the accelerator has no X activation"
-};
+// The operator rows the built-in targets share (targets.cc).
 std::span<const HardwareOp> hardware_operators();
 
 // The table for `onnx-lattice hardware` (text) and `hardware --json`.
@@ -70,8 +104,5 @@ Json hardware_json();
 // The refusal of a graft that needs a window's pads, when auto_pad SAME at stride 2 leaves them
 // to the input's unknown height or width; ok when they are known.
 Status pads_resolved(const MatchContext& ctx, const std::string& input, const Window& w);
-
-// Why the target cannot run this node, or nullopt if it can.
-std::optional<std::string> unsupported_reason(const MatchContext& ctx, int node);
 
 }  // namespace lattice

@@ -1,5 +1,5 @@
-// Any MaxPool other than Lattice's 2x2 stride-2 unpadded one is snapped to it (outside SPPF
-// blocks, which LatticeSPPFMaxPoolPattern rewrites whole).
+// Any MaxPool other than the target's (2x2 stride 2 unpadded on Lattice) is snapped to it
+// (outside SPPF blocks, which LatticeSPPFMaxPoolPattern rewrites whole).
 #include "core/onnx/attributes.h"
 #include "core/patterns/lattice/emit.h"
 #include "core/patterns/lattice/hardware.h"
@@ -14,7 +14,7 @@ bool is_nonconforming_maxpool(const MatchContext& ctx, int node) {
   for (const auto& o : n.output()) outputs += o.empty() ? 0 : 1;
   if (outputs != 1 || is_sppf_maxpool(ctx, node)) return false;
   auto w = pool2d(ctx, node);
-  return w && !maxpool_canonical(*w);
+  return w && !maxpool_canonical(lattice_target(ctx), *w);
 }
 
 Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator&) {
@@ -22,12 +22,14 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   const auto& n = ctx.view.node(pool);
   Window w = *pool2d(ctx, pool);
   Replacement r;
-  onnx::NodeProto snapped = lattice_maxpool(ctx.opset, n.name(), n.input(0), n.output(0));
+  const PoolForm& form = lattice_target(ctx).max_pool;
+  onnx::NodeProto snapped = lattice_maxpool(ctx, n.name(), n.input(0), n.output(0));
   r.nodes.push_back(std::move(snapped));
   r.warnings.push_back({ctx.view.label(pool), fmt::format(
-      "{}: MaxPool snapped from kernel_size={} stride={} padding={} to kernel_size=(2, 2) stride=(2, 2) "
-      "padding=(0, 0) — output will differ",
-      ctx.view.label(pool), tuple(w.kernel), tuple(w.strides), tuple({w.pads[0], w.pads[1]}))});
+      "{}: MaxPool snapped from kernel_size={} stride={} padding={} to kernel_size={} stride={} padding=(0, 0) — "
+      "output will differ",
+      ctx.view.label(pool), tuple(w.kernel), tuple(w.strides), tuple({w.pads[0], w.pads[1]}),
+      tuple({form.kernel, form.kernel}), tuple({form.stride, form.stride}))});
   return r;
 }
 

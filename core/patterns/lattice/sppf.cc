@@ -1,7 +1,10 @@
 // SPPF (YOLO's Spatial Pyramid Pooling - Fast): three cascaded stride-1 MaxPools whose outputs
 // all feed a Concat. Lattice runs only the 2x2 stride-2 pool, and snapping these would halve
-// the spatial size inside the block, so each pool becomes Conv -> BatchNormalization -> Relu.
+// the spatial size inside the block, so each pool becomes Conv -> BatchNormalization -> Relu,
+// the Conv's kernel the nearest of the target's SPPF kernel set to the pool's.
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "core/onnx/attributes.h"
 #include "core/patterns/lattice/emit.h"
@@ -42,20 +45,24 @@ void replace_pool(const MatchContext& ctx, int pool, int64_t c, int64_t kernel, 
   r.nodes.push_back(make_node("Relu", names.fresh(label + ".relu"), {bn_out}, {n.output(0)}));
 }
 
-Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator& names, bool kernel_matched) {
+// The target's SPPF kernel nearest to the pool's, ties to the smaller.
+int64_t conv_kernel(const MatchContext& ctx, int64_t pool_kernel) {
+  std::optional<int64_t> best;
+  for (int64_t k : lattice_target(ctx).sppf_kernels) {
+    int64_t d = std::abs(k - pool_kernel);
+    if (!best || d < std::abs(*best - pool_kernel) || (d == std::abs(*best - pool_kernel) && k < *best)) best = k;
+  }
+  return *best;
+}
+
+Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator& names) {
   Replacement r;
   std::string input = ctx.view.node(m.at(0)).input(0);
   auto channels = needed_dim(ctx, input, 1, "channel count");
   if (!channels) return channels.error();
   for (int pool : m.nodes()) {
     auto w = *pool2d(ctx, pool);
-    int64_t pool_k = std::max(w.kernel[0], w.kernel[1]);
-    int64_t k = 3;
-    if (kernel_matched) {  // nearest of {3, 5, 7}, ties to the smaller
-      for (int64_t candidate : {5, 7}) {
-        if (std::abs(candidate - pool_k) < std::abs(k - pool_k)) k = candidate;
-      }
-    }
+    int64_t k = conv_kernel(ctx, std::max(w.kernel[0], w.kernel[1]));
     replace_pool(ctx, pool, *channels, k, input, r, names);
     input = ctx.view.node(pool).output(0);
     r.warnings.push_back({ctx.view.label(pool), fmt::format(
@@ -66,8 +73,9 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   return r;
 }
 
-// The two SPPF patterns differ only in their name and the kernel of the emitted Conv.
-Pattern sppf_pattern(std::string_view name, std::string_view emits, bool kernel_matched) {
+// The two SPPF patterns differ only in their name, which says in the report which kernel set the
+// target gave the emitted Convs.
+Pattern sppf_pattern(std::string_view name, std::string_view emits) {
   Step pool{{"MaxPool"}, is_sppf_maxpool, false};
   return Pattern{
       .name = name,
@@ -77,9 +85,7 @@ Pattern sppf_pattern(std::string_view name, std::string_view emits, bool kernel_
       .emits = emits,
       .chain = {pool, pool, pool},
       .intermediates_may_branch = true,
-      .graft = [kernel_matched](const MatchContext& ctx, const Match& m, NameAllocator& names) {
-        return graft(ctx, m, names, kernel_matched);
-      },
+      .graft = graft,
   };
 }
 
@@ -88,7 +94,7 @@ Pattern sppf_pattern(std::string_view name, std::string_view emits, bool kernel_
 const Pattern& sppf_maxpool_pattern() {
   static const Pattern pattern = sppf_pattern(
       "LatticeSPPFMaxPoolPattern",
-      "three cascaded Conv(c->c, 3x3, pad 1, no bias) -> BatchNormalization -> Relu chains", false);
+      "three cascaded Conv(c->c, 3x3, pad 1, no bias) -> BatchNormalization -> Relu chains");
   return pattern;
 }
 
@@ -96,8 +102,7 @@ const Pattern& sppf_maxpool_advanced_pattern() {
   static const Pattern pattern = sppf_pattern(
       "LatticeSPPFMaxPoolAdvancedPattern",
       "three cascaded Conv(c->c, k x k, pad k/2, no bias) -> BatchNormalization -> Relu chains, k the nearest of 3, "
-      "5, 7 to the pool kernel",
-      true);
+      "5, 7 to the pool kernel");
   return pattern;
 }
 

@@ -1,7 +1,7 @@
 // A stride-2 Conv with SAME padding whose chain ends in a MaxPool: Lattice pads stride-2
 // convolutions on the bottom and right only, so the symmetric pads become an explicit Pad.
-// Only 3x3 runs at stride 2: a larger kernel becomes 3x3, re-initialised or transferred
-// (--snap-weights).
+// Only the target's stride-2 kernel runs there (3x3 on Lattice): a larger kernel becomes it,
+// re-initialised or transferred (--snap-weights).
 #include <algorithm>
 
 #include "core/onnx/attributes.h"
@@ -19,7 +19,8 @@ bool is_stride2_same_conv(const MatchContext& ctx, int node) {
   const Window& w = conv->window;
   // A 1x1 kernel has no padding to move; LatticeConv2dPattern makes it a 3x3 first.
   // Unknown pads (auto_pad SAME on an input of unknown size) match, for the graft to refuse.
-  return w.strides[0] == 2 && w.strides[1] == 2 && std::max(w.kernel[0], w.kernel[1]) > 1 &&
+  return lattice_target(ctx).stride2_kernel > 0 && w.strides[0] == 2 && w.strides[1] == 2 &&
+         std::max(w.kernel[0], w.kernel[1]) > 1 &&
          (!w.pads_known || w.pads_symmetric_same());
 }
 
@@ -29,9 +30,9 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   const std::string label = ctx.view.label(conv_index);
   Conv2d c = *conv2d(ctx, conv_index);
   if (auto s = pads_resolved(ctx, conv.input(0), c.window); !s) return s.error();
-  int64_t kh = c.window.kernel[0], kw = c.window.kernel[1];
-  bool snap = std::max(kh, kw) > 3;
-  std::vector<int64_t> pad_ends = snap ? std::vector<int64_t>{1, 1} : std::vector<int64_t>{kh / 2, kw / 2};
+  int64_t kh = c.window.kernel[0], kw = c.window.kernel[1], k = lattice_target(ctx).stride2_kernel;
+  bool snap = std::max(kh, kw) > k;
+  std::vector<int64_t> pad_ends = snap ? std::vector<int64_t>{k / 2, k / 2} : std::vector<int64_t>{kh / 2, kw / 2};
 
   Replacement r;
   std::string padded = names.fresh(label + ".padded");
@@ -43,16 +44,16 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   attr::set_ints(new_conv, "pads", {0, 0, 0, 0});
   attr::set_ints(new_conv, "strides", {2, 2});
   if (snap) {
-    // The new window: the Pad's bottom/right 1, then a 3x3 at stride 2 without pads or dilation.
-    std::array<TapAxis, 2> from = tap_axes(c.window), onto{TapAxis{3, 1, 0, 1, 2}, TapAxis{3, 1, 0, 1, 2}};
+    // The new window: the Pad's bottom/right k/2, then a k x k at stride 2 without pads or dilation.
+    std::array<TapAxis, 2> from = tap_axes(c.window), onto{TapAxis{k, 1, 0, k / 2, 2}, TapAxis{k, 1, 0, k / 2, 2}};
     auto weights = snap_conv_weights(ctx, new_conv, label, from, onto, names, r);
     if (!weights) return weights.error();
     attr::remove(new_conv, "dilations");
     r.warnings.push_back({label, fmt::format(
-        "{}: Conv(kernel_size={}, stride={}, padding={}) snapped to Pad((0, 1, 0, 1)) + Conv(kernel_size=(3, 3), "
+        "{}: Conv(kernel_size={}, stride={}, padding={}) snapped to Pad((0, {}, 0, {})) + Conv(kernel_size={}, "
         "stride={}, padding=(0, 0)) — {}, {}",
-        label, tuple({kh, kw}), tuple(c.window.strides), tuple({c.window.pads[0], c.window.pads[1]}),
-        tuple(c.window.strides), weights->what,
+        label, tuple({kh, kw}), tuple(c.window.strides), tuple({c.window.pads[0], c.window.pads[1]}), k / 2, k / 2,
+        tuple({k, k}), tuple(c.window.strides), weights->what,
         weights->exact ? "output unchanged (numerically equivalent)." : "output will differ; retraining recommended.")});
   } else {
     r.warnings.push_back({label, fmt::format(

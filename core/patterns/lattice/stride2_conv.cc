@@ -1,5 +1,5 @@
 // A stride-2 Conv -> [BN] -> [Relu] chain with no MaxPool after it: the convolution keeps its
-// weights at stride 1 and a 2x2 stride-2 MaxPool does the downsampling.
+// weights at stride 1 and the target's MaxPool (2x2 stride 2) does the downsampling.
 #include <algorithm>
 
 #include "core/onnx/attributes.h"
@@ -69,11 +69,12 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   // The chain's last node now writes a new tensor, and the pool takes over its output name.
   std::string pooled_input = names.fresh(out + ".stride1");
   r.nodes.back().set_output(0, pooled_input);
-  r.nodes.push_back(lattice_maxpool(ctx.opset, names.fresh(label + ".pool"), pooled_input, out));
+  r.nodes.push_back(lattice_maxpool(ctx, names.fresh(label + ".pool"), pooled_input, out));
+  const PoolForm& form = lattice_target(ctx).max_pool;
   r.warnings.push_back({label, fmt::format(
-      "{}: Conv(stride={}) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size=2, stride=2) — output will "
+      "{}: Conv(stride={}) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size={}, stride={}) — output will "
       "differ; retraining recommended.",
-      label, tuple(c.window.strides))});
+      label, tuple(c.window.strides), form.kernel, form.stride)});
   return r;
 }
 

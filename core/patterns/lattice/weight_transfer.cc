@@ -174,7 +174,7 @@ Result<SnappedWeights> transfer_conv_weights(const MatchContext& ctx, const onnx
 Result<WeightsSnapped> snap_conv_weights(const MatchContext& ctx, onnx::NodeProto& conv, const std::string& label,
                                          const std::array<TapAxis, 2>& from, const std::array<TapAxis, 2>& to,
                                          NameAllocator& names, Replacement& r) {
-  if (ctx.snap_weights == SnapWeights::kReinit) {
+  if (ctx.options.snap_weights == SnapWeights::kReinit) {
     reinitialise_conv(ctx, conv, label, to[0].kernel, names, r);
     r.weights = WeightsNote{"reinit", 0.0};
     return WeightsSnapped{false, "weights reinitialized"};

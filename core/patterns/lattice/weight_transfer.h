@@ -72,7 +72,7 @@ struct WeightsSnapped {
 };
 
 // Gives `conv` (a copy of the matched Conv, which keeps the matched node's inputs) its snapped
-// `to` weight by the method ctx.snap_weights names, adding the new tensors, the report's note and,
+// `to` weight by the method ctx.options.snap_weights names, adding the new tensors, the report's note and,
 // when the layer's output stays the same, `exact` to `r`: reinit draws weight and bias anew (the
 // seed's behaviour, bytes unchanged), transfer carries the kernel over (transfer_conv_weights) and
 // keeps the bias tensor itself, so its values stay bit for bit.
