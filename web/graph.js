@@ -59,7 +59,22 @@ export class GraphView {
     this.shown = null;
     this.failed = null;  // why the layout worker cannot lay anything out
     this.current = null;  // the node holding the graph's one tab stop
-    // Started with the page, like the converter, so the view works offline once the page is loaded.
+    this.worker = null;  // started with the first layout (layoutWorker)
+    this.bindInput();
+    // A box resized (a window narrowed, a phone turned) keeps the graph in view: the start view or
+    // Fit is taken again at the new size; a view the user moved keeps the point at its centre.
+    new ResizeObserver(() => {
+      const { width, height } = this.box();
+      if (!this.viewport || !width || !this.at) return;
+      if (this.mode) this[this.mode]();
+      else this.pan((width - this.at.width) / 2, (height - this.at.height) / 2);
+    }).observe(el.host);
+  }
+
+  // The layout worker and dagre (18 KB gzipped) load with the first graph to lay out, not with the
+  // page: a page that never converts never needs them, and the first conversion runs meanwhile.
+  layoutWorker() {
+    if (this.worker) return this.worker;
     this.worker = new Worker('layout-worker.js');
     this.worker.onmessage = ({ data }) => {
       const done = this.pending.get(data.id);
@@ -75,15 +90,7 @@ export class GraphView {
       this.pending.clear();
       this.worker.terminate();
     };
-    this.bindInput();
-    // A box resized (a window narrowed, a phone turned) keeps the graph in view: the start view or
-    // Fit is taken again at the new size; a view the user moved keeps the point at its centre.
-    new ResizeObserver(() => {
-      const { width, height } = this.box();
-      if (!this.viewport || !width || !this.at) return;
-      if (this.mode) this[this.mode]();
-      else this.pan((width - this.at.width) / 2, (height - this.at.height) / 2);
-    }).observe(el.host);
+    return this.worker;
   }
 
   layout(description) {
@@ -94,7 +101,7 @@ export class GraphView {
     const id = this.nextId++;
     const promise = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }))
       .then((result) => ({ ...result, labels, sizes: nodes }));
-    this.worker.postMessage({ id, nodes, edges: edgesOf(description) });
+    this.layoutWorker().postMessage({ id, nodes, edges: edgesOf(description) });
     this.layouts.set(description, promise);
     return promise;
   }
