@@ -1,4 +1,4 @@
-// The check's time, in the Node CLI and in the page, side by side in one run (issue 20): the
+// The check's time, in the Node CLI and in the page, side by side in one run: the
 // Node CLI's `convert MODEL -o OUT --check` as a whole process minus the same conversion without
 // the check (so what is left is the check: the fold-only twin and both comparisons), and the page's
 // "Check" from the press to the result (the same two comparisons, onnxruntime-web loaded on

@@ -1,4 +1,4 @@
-// The page against the Node CLI, in one run (issue 23's target: page <= 2x the Node CLI). The page
+// The page against the Node CLI, in one run (the target: the page <= 2x the Node CLI). The page
 // runs in Debian's headless Chromium, timed as a user sees it, by the page's own clock: from the
 // file pick (the input's change event) to the "Done" status (the report and the graph
 // descriptions shown), and on to the downloads being ready (the worker computes the folded data

@@ -12,7 +12,7 @@
 # with external data: the CLIs against `cp` of the same files, Node CLI / native, and the peak
 # wasm heap / model size, each beside its target; and the page in headless Chromium (bench/page.mjs),
 # file pick to done on VGG-11-BN (507 MiB, exported into the cache once) and ResNet-50, against the
-# Node CLI's whole-process convert in the same run (issue 23: page <= 2x), with where the time went.
+# Node CLI's whole-process convert in the same run (the target: page <= 2x), with where the time went.
 # The repair (bench/repair.mjs) on the digits CNN and ResNet-50: time and peak memory in the Node
 # CLI and in the page, cross-origin isolated and not, against its targets (ResNet-50 <= 60 s in
 # Node, the page <= 2x Node), and where the time went layer by layer.
@@ -74,7 +74,7 @@ vgg=$CACHE/bench/vgg11_bn.onnx
 node "$ROOT/bench/page.mjs" "$ROOT/build/web" "$repeats" "$vgg" "$resnet50"
 
 echo
-echo "the check of ResNet-50, Node CLI and page side by side (issue 20)"
+echo "the check of ResNet-50, Node CLI and page side by side"
 node "$ROOT/bench/check.mjs" "$ROOT/build/web" "$repeats" "$resnet50"
 
 echo
