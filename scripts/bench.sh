@@ -51,7 +51,7 @@ console.log(`wasm incl. JS copies   ${r(w.with_js_copies_ms)} ms   / native = ${
 ' "$native" "$wasm" "$model" "$target"
 
 echo
-echo "issue 9, tensor data stays where it is"
+echo "tensor data stays where it is"
 node "$ROOT/bench/data_stays.mjs" "$ROOT/build/native/onnx-lattice" "$resnet50" "$CACHE" "$repeats"
 
 sizes=(${CHAIN_SIZES:-100 400 1600 6400 25600})

@@ -354,7 +354,7 @@ test('a single-file model can be split into the model and a data file, as the CL
   await context.close();
 });
 
-// --- Models the wasm heap could never hold whole (issue 9) -------------------------------------
+// --- Models the wasm heap could never hold whole -----------------------------------------------
 // Weights of zeros left as holes in sparse files (make_huge.py): gigabytes on the page's side,
 // nothing on the disk until the downloads and the CLI write theirs; all deleted afterwards.
 const HEAP_LIMIT = 256 * 2 ** 20;
@@ -518,7 +518,7 @@ test('what loads before the first conversion weighs at most 400 KB gzipped', asy
   assert.ok(total <= 400 * 1024, `${total} bytes`);
 });
 
-// --- The graph view, plan state, progress, keyboard and accessibility (issue 11) -------------
+// --- The graph view, plan state, progress, keyboard and accessibility -------------
 
 const api = await createSyncConverter();
 const STATES = ['applied', 'refused', 'unsupported', 'plain'];
@@ -1477,7 +1477,7 @@ test('under FPQ a share under the display\'s precision reads "< 0.1 %"; the find
   await context.close();
 });
 
-// --- Snapped kernels' weights (issue 24) ----------------------------------------------------------
+// --- Snapped kernels' weights ----------------------------------------------------------
 
 test('the snapped-kernels switch: each snapped row and node says what became of the trained kernel, and the download is the CLI\'s', async () => {
   const { page, context, consoleErrors } = await openPage();
@@ -1524,7 +1524,7 @@ test('the snapped-kernels switch: each snapped row and node says what became of 
   await context.close();
 });
 
-// --- The check (issue 20) ------------------------------------------------------------------------
+// --- The check ------------------------------------------------------------------------
 
 // Presses "Check" (layer by layer if asked) and waits for the result panel; returns its dataset.
 async function runCheckInPage(page, { layerwise = false } = {}) {
