@@ -124,9 +124,11 @@ const fixedPoint = (repair) => {
 export function renderCheck(box, { check, repair, fpqTwin, ms, error, refused, missing, onSizes }) {
   box.hidden = false;
   box.replaceChildren();
+  // Every state the last result left goes: a refusal kept would mark the next result refused.
   delete box.dataset.foldPass;
   delete box.dataset.convertedRuns;
   delete box.dataset.verdict;
+  delete box.dataset.refused;
   if (missing) {
     sizesForm(box, missing, onSizes);
     return;
