@@ -4,6 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fsHost } from './fs_host.mjs';
+import { joinParts } from './submodel.mjs';
+
+// The parts of an output file (Uint8Arrays) as one.
+export { joinParts };
 
 const require = createRequire(import.meta.url);
 const factory = require('./dist/onnx_lattice.js');
@@ -86,16 +90,6 @@ export function splitProgress(options) {
   return { options: rest, onProgress };
 }
 
-// The parts of an output file (Uint8Arrays) as one.
-export function joinParts(parts) {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
 
 const thrown = (result) => codedError(result.error, result.code, { path: result.path, errno: result.errno });
 

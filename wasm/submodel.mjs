@@ -114,16 +114,18 @@ function varint(n) {
   out.push(n);
   return out;
 }
-const join = (parts) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+// Byte arrays as one (also the converter's output parts, engine.mjs): this module has no imports,
+// so the page and Node share it.
+export function joinParts(parts) {
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
   let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
   }
   return out;
-};
-const lengthField = (number, payload) => join([Uint8Array.from([...varint(number * 8 + 2), ...varint(payload.length)]), payload]);
+}
+const lengthField = (number, payload) => joinParts([Uint8Array.from([...varint(number * 8 + 2), ...varint(payload.length)]), payload]);
 const varintField = (number, value) => Uint8Array.from([...varint(number * 8), ...varint(value)]);
 
 // ONNX's element types by the runtime's tensor type names.
@@ -138,9 +140,9 @@ function givenInput(name, { type, dims }) {
   const elementType = ELEMENT_TYPES[type];
   if (!elementType) throw new Error(`'${name}': a tensor of type ${type} cannot be given to a part of the model`);
   const dim = (d, i) => lengthField(1, i === 0 ? lengthField(2, encoder.encode('n')) : varintField(1, d));
-  const shape = lengthField(2, join(dims.map(dim)));
-  const tensorType = lengthField(1, join([varintField(1, elementType), shape]));
-  return lengthField(11, join([lengthField(1, encoder.encode(name)), lengthField(2, tensorType)]));
+  const shape = lengthField(2, joinParts(dims.map(dim)));
+  const tensorType = lengthField(1, joinParts([varintField(1, elementType), shape]));
+  return lengthField(11, joinParts([lengthField(1, encoder.encode(name)), lengthField(2, tensorType)]));
 }
 
 // The nodes (indices, in the model's order) that compute `wanted` from `given` (names the caller
@@ -185,6 +187,6 @@ export function submodel(model, given, outputs) {
   for (const name of initializers) parts.push(span(model.initializers.get(name)));
   for (const name of inputs) parts.push(givenInput(name, given.get(name)));
   for (const name of outputs) parts.push(lengthField(12, lengthField(1, encoder.encode(name))));
-  const graph = lengthField(7, join(parts));
-  return { bytes: join([...model.top.map(span), graph]), inputs, nodes };
+  const graph = lengthField(7, joinParts(parts));
+  return { bytes: joinParts([...model.top.map(span), graph]), inputs, nodes };
 }
