@@ -54,6 +54,13 @@ std::optional<size_t> axis_of(const onnx::NodeProto& node, int64_t fallback, siz
   return static_cast<size_t>(axis);
 }
 
+// A known size plus `added` (a pad, another input's size): -1 when the sum overflows or is
+// negative, which no tensor has, so that no size wraps around into a symbol's id.
+int64_t size_sum(int64_t size, int64_t added) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(size, added, &sum) || sum < 0 ? -1 : sum;
+}
+
 // A dimension resized by `scale`: a symbol survives only a scale of 1; a scale that is NaN,
 // negative or too large for the result leaves the dimension unknown.
 int64_t scaled(int64_t dim, double scale) {
@@ -174,7 +181,10 @@ int64_t Shapes::window_dim(const Window& w, size_t axis, int64_t in) const {
   // a stride-32 backbone's height is ceil(H/32), not five nested floors.
   if (a == 0 || a == s - 1) {
     std::string_view fn = a == 0 ? "floor" : "ceil";
-    if (auto inner = division(*x, fn)) return intern(fmt::format("{}({}/{})", fn, inner->first, inner->second * s));
+    int64_t divisor = 0;
+    if (auto inner = division(*x, fn); inner && !__builtin_mul_overflow(inner->second, s, &divisor)) {
+      return intern(fmt::format("{}({}/{})", fn, inner->first, divisor));
+    }
     return intern(fmt::format("{}({}/{})", fn, *x, s));
   }
   return intern(fmt::format("floor(({}{:+})/{})", *x, a, s));
@@ -349,18 +359,27 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     if (op == "Conv") s[1] = w && !w->empty() ? (*w)[0] : -1;
     if (op == "ConvTranspose") {
       int64_t group = attr::get_int(node, "group", 1);
-      s[1] = w && w->size() > 1 && (*w)[1] >= 0 ? (*w)[1] * group : -1;
+      int64_t channels = -1;
+      if (w && w->size() > 1 && (*w)[1] >= 0 && __builtin_mul_overflow((*w)[1], group, &channels)) channels = -1;
+      s[1] = channels < 0 ? -1 : channels;
       auto output_shape = attr::get_ints(node, "output_shape");
       auto output_padding = attr::get_ints(node, "output_padding").value_or(std::vector<int64_t>(win->rank(), 0));
       for (size_t i = 0; i < win->rank(); ++i) {
         int64_t in = (*x)[i + 2];
         if (output_shape && output_shape->size() == win->rank()) {
           s.push_back((*output_shape)[i]);
-        } else if (in < 0 || output_padding.size() != win->rank()) {
+        } else if (in < 1 || output_padding.size() != win->rank()) {
           s.push_back(-1);
         } else {
-          s.push_back(win->strides[i] * (in - 1) + output_padding[i] + (win->kernel[i] - 1) * win->dilations[i] + 1 -
-                      win->pads[i] - win->pads[i + win->rank()]);
+          // stride·(in − 1) + output_padding + extent − pads; the window's attributes are
+          // bounded (window_of), the input's size and output_padding are not.
+          int64_t strided = 0;
+          bool overflow = __builtin_mul_overflow(win->strides[i], in - 1, &strided);
+          int64_t size = overflow ? -1 : size_sum(strided, output_padding[i]);
+          size = size < 0 ? -1
+                          : size_sum(size, (win->kernel[i] - 1) * win->dilations[i] + 1 - win->pads[i] -
+                                               win->pads[i + win->rank()]);
+          s.push_back(size);
         }
       }
     } else {
@@ -401,10 +420,14 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     if (!pads || pads->size() != 2 * x->size()) return;
     Shape s = *x;
     for (size_t i = 0; i < s.size(); ++i) {
-      int64_t added = (*pads)[i] + (*pads)[i + s.size()];
+      int64_t added = 0;
+      if (__builtin_add_overflow((*pads)[i], (*pads)[i + s.size()], &added)) {
+        s[i] = -1;
+        continue;
+      }
       const std::string* symbol_name = access.table.symbol(s[i]);
       if (s[i] >= 0) {
-        s[i] += added;
+        s[i] = size_sum(s[i], added);
       } else if (added != 0) {
         s[i] = symbol_name ? access.table.intern(fmt::format("{}{:+}", *symbol_name, added)) : -1;
       }
@@ -418,7 +441,7 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     for (int i = 1; i < node.input_size(); ++i) {
       const Shape* in = input(i);
       if (!in || in->size() != s.size()) return;
-      s[a] = (s[a] < 0 || (*in)[a] < 0) ? -1 : s[a] + (*in)[a];
+      s[a] = (s[a] < 0 || (*in)[a] < 0) ? -1 : size_sum(s[a], (*in)[a]);
     }
     access.set(out, s);
   } else if (op == "Flatten") {

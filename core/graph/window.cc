@@ -4,6 +4,14 @@
 
 namespace lattice {
 
+namespace {
+// No model has a window of 2^31 or more along an axis, nor a size of 2^62: bounding both keeps
+// every product and sum of them (the extent, the pads around it, the windows' starts) inside
+// int64, and an attribute or size beyond them leaves the window or the output size unknown.
+constexpr int64_t kMaxWindowAttribute = int64_t{1} << 31;
+constexpr int64_t kMaxSize = int64_t{1} << 62;
+}  // namespace
+
 bool Window::pads_symmetric_same() const {
   for (size_t i = 0; i < rank(); ++i) {
     int64_t same = dilations[i] * (kernel[i] / 2);
@@ -34,6 +42,11 @@ std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input,
   for (size_t i = 0; i < rank; ++i) {
     if (w.strides[i] <= 0 || w.dilations[i] <= 0) return std::nullopt;
   }
+  for (const auto* values : {&w.kernel, &w.strides, &w.dilations, &w.pads}) {
+    for (int64_t v : *values) {
+      if (v >= kMaxWindowAttribute || v <= -kMaxWindowAttribute) return std::nullopt;
+    }
+  }
   if (w.auto_pad == "VALID") {
     w.pads.assign(2 * rank, 0);
   } else if ((w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") && node.op_type() != "ConvTranspose") {
@@ -41,11 +54,11 @@ std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input,
     // At stride 1 the pads keep the size whatever it is; otherwise they depend on it.
     for (size_t i = 0; i < rank; ++i) {
       int64_t in = input && input->size() == rank + 2 ? (*input)[i + 2] : -1;
-      if (in < 0 && w.strides[i] != 1) {
+      if ((in < 0 || in >= kMaxSize) && w.strides[i] != 1) {
         w.pads_known = false;
         continue;
       }
-      if (in < 0) in = 1;
+      if (in < 0 || in >= kMaxSize) in = 1;
       int64_t out = (in + w.strides[i] - 1) / w.strides[i];
       int64_t extent = (w.kernel[i] - 1) * w.dilations[i] + 1;
       int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + extent - in);
@@ -60,6 +73,7 @@ std::optional<Window> window_of(const onnx::NodeProto& node, const Shape* input,
 int64_t window_output(const Window& w, size_t axis, int64_t in) {
   int64_t extent = (w.kernel[axis] - 1) * w.dilations[axis] + 1;
   if (in < 0) return w.strides[axis] == 1 && w.pads[axis] + w.pads[axis + w.rank()] == extent - 1 ? in : -1;
+  if (in >= kMaxSize) return -1;
   int64_t span = in + w.pads[axis] + w.pads[axis + w.rank()] - extent;
   if (span < 0) return -1;
   int64_t s = w.strides[axis];

@@ -41,3 +41,50 @@ TEST_CASE("the fuzzer's reproducers are refused or converted, and described, wit
     (void)describe_model(test::bytes(input));
   }
 }
+
+TEST_CASE("sizes that would overflow int64 or turn negative are unknown, never a wrapped number") {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // x[batch, 3, 8, 8] -> Pad -> y, `batch` being the symbol of id -2. Pads whose sum overflows
+  // (INT64_MAX + INT64_MAX - 8 wraps to -10) or that take 10 from 8 made the size -2, read as
+  // `batch`.
+  struct Case {
+    int64_t begin, end;
+    std::string expected;
+  };
+  for (const auto& [begin, end, expected] : std::vector<Case>{
+           {kMax, kMax - 8, "[batch, 3, 8, ?]"}, {1, -11, "[batch, 3, 8, ?]"}, {-1, -3, "[batch, 3, 8, 4]"}}) {
+    auto m = test::tiny_model();
+    auto& g = *m.mutable_graph();
+    test::set_input_shape(*g.mutable_input(0), "x", {1, 3, 8, 8});
+    g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+    g.clear_node();
+    test::add_node(g, "Pad", "pad", {"x", "pads"}, {"y"});
+    auto& pads = *g.add_initializer();
+    pads.set_name("pads");
+    pads.set_data_type(onnx::TensorProto::INT64);
+    pads.add_dims(8);
+    for (int64_t v : {int64_t{0}, int64_t{0}, int64_t{0}, begin, int64_t{0}, int64_t{0}, int64_t{0}, end}) {
+      pads.add_int64_data(v);
+    }
+    GraphView view(g);
+    Shapes shapes(view, 13);
+    const Shape* y = shapes.of("y");
+    REQUIRE(y);
+    INFO("pads " << begin << ", " << end);
+    CHECK(format_shape(*y, &shapes) == expected);
+  }
+  // x[1, 3, 8, 8] -> MaxPool(kernel INT64_MAX) -> y: a window no model has leaves the size unknown.
+  auto m = test::tiny_model();
+  auto& g = *m.mutable_graph();
+  test::set_input_shape(*g.mutable_input(0), "x", {1, 3, 8, 8});
+  g.clear_node();
+  auto& pool = test::add_node(g, "MaxPool", "pool", {"x"}, {"y"});
+  auto* kernel = pool.add_attribute();
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(kMax);
+  kernel->add_ints(1);
+  GraphView view(g);
+  Shapes shapes(view, 13);
+  CHECK(shapes.of("y") == nullptr);
+}
