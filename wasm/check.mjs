@@ -680,8 +680,9 @@ export function figure(x, digits = 2) {
 }
 
 // A check's verdict in words, one line per output (the CLI's summary and the page's): `kind` is
-// 'fold_only' (must pass) or 'converted' (the Lattice rewrites change outputs by design). An
-// inconclusive comparison says why first.
+// 'fold_only' (must pass), 'converted' (the Lattice rewrites change outputs by design),
+// 'repaired' (a converted model after its repair) or 'fpq'. An inconclusive comparison says why
+// first.
 export function verdict(check, kind) {
   if (check.error) return [check.error];
   const inconclusive = (check.inconclusive ?? []).map((reason) => `inconclusive: ${reason}: check at sizes (or on samples) where it varies`);
@@ -694,7 +695,7 @@ export function verdict(check, kind) {
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
   if (kind === 'fpq') return fpqLines(check);
-  return [...inconclusive, ...check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o)])];
+  return [...inconclusive, ...check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o, kind === 'repaired')])];
 }
 
 // The FPQ twin against the float model it simulates: what the fixed point changes (by design, never
@@ -765,11 +766,17 @@ function decisionLine(o, inputs) {
   return `output '${o.name}' decides as the original on ${percent(o.top1_agreement)} of ${on}${accuracy}`;
 }
 
-function distanceLine(o) {
+// After a repair the change that is left is not news, and retraining is not the advice: the
+// agreement on samples the fit never saw says whether the repaired model still does its job.
+function distanceLine(o, repaired) {
   if (o.inconclusive) return `output '${o.name}' is within the tolerance (max |Δ| ${figure(o.max_abs)}), which says nothing here`;
   if (!o.comparable) return `output '${o.name}': ${o.reason} (${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}); value statistics in the report`;
   if (o.pass) return `output '${o.name}' is unchanged within the tolerance (max |Δ| ${figure(o.max_abs)})`;
   const range = o.stats_original.max - o.stats_original.min;
   const share = range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : '';
-  return `the Lattice rewrites change output '${o.name}' by up to ${figure(o.max_abs)}${share}: expected, retrain`;
+  if (repaired) {
+    return `after the repair, output '${o.name}' differs from the original's by up to ${figure(o.max_abs)}${share}: ` +
+      (o.top1_agreement === undefined ? 'check it on samples the repair did not fit' : 'the agreement above, on samples the repair did not fit, is what counts');
+  }
+  return `the Lattice rewrites change output '${o.name}' by up to ${figure(o.max_abs)}${share}: expected; repair it from calibration data, or retrain`;
 }

@@ -160,7 +160,7 @@ export async function runCheckRequest(request, host) {
     if (request.report_path) writeReport(request.report_path, conversion, host.out);
     if (request.report_path !== '-') {
       const lines = [...(result.repair ? repairLines(result.repair) : []),
-        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, 'converted'), ...(fpq ? verdict(fpq, 'fpq') : []),
+        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, result.repair ? 'repaired' : 'converted'), ...(fpq ? verdict(fpq, 'fpq') : []),
           ...(converted.inputs ? [`fed ${fedText(converted)}`] : [])].map((l) => `check: ${l}`) : [])];
       host.out(lines.map((l) => `${l}\n`).join(''));
     }

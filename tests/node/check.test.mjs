@@ -220,7 +220,7 @@ test('Node CLI: convert --check writes both comparisons into the report and exit
   assert.equal(report.check.converted.pass, false, 'the rewrites change the output, and it is reported');
   assert.ok(report.check.converted.rewrites.length > 0);
   assert.match(r.stdout, /check: folding changed no output by more than/);
-  assert.match(r.stdout, /check: the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected, retrain/);
+  assert.match(r.stdout, /check: the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected; repair it from calibration data, or retrain/);
   // A model with nothing to fold: its twin is the input, said as such, not "by more than 0".
   const plain = CLIS.node(['convert', fixture('global_pools.onnx'), '-o', join(dir, 'plain.onnx'), '--check', '--no-fold-bn']);
   assert.equal(plain.status, 0, plain.stderr);

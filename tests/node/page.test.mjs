@@ -1547,7 +1547,7 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
   // The conversion's own summary stays on the status's first line; the check's is the second.
   assert.deepEqual((await statusLines(page)).map((l, i) => (i ? l.replace(/\d+/, 'N') : l)), [done, 'Checked in N ms.']);
   assert.match(result.text, /folding changed no output by more than/);
-  assert.match(result.text, /the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected, retrain/);
+  assert.match(result.text, /the Lattice rewrites change output 'output' by up to [\d.e-]+ \(\d+ % of its range\): expected; repair it from calibration data, or retrain/);
   assert.match(result.text, /onnxruntime-web 1\.\d+\.\d+/);
   const { check } = await pageReport(page);
   assert.equal(check.fold_only.schema, 'onnx-lattice-check/1');
@@ -1795,6 +1795,8 @@ test('the page repairs a trained model from picked images and gives the Node API
     document.querySelector('[data-testid="check-result"] .error'), null, { timeout: 300_000, polling: 250 });
   const text = await page.textContent('[data-testid="check-result"]');
   assert.match(text, /Repaired \d+ layers on 96 samples of 128 images \[0, 96\)/, text);
+  assert.match(text, /after the repair, output 'logits' differs from the original's by up to/, text);
+  assert.doesNotMatch(text, /retrain/, text);
   const { repair, check } = await pageReport(page);
   assert.equal(check.converted.inputs.samples, 32, 'checked on the quarter the fit did not see');
   assert.ok(check.converted.outputs[0].top1_agreement > 0.9, `agreement on held-out samples ${check.converted.outputs[0].top1_agreement}`);

@@ -57,6 +57,10 @@ test('convert --repair --calibration: held-out accuracy within 2 points of the o
   assert.equal(check.converted.inputs.source, 'heldout.npz');
   assert.match(r.stdout, /^repair: \d+ layers refitted on calibration\.npy in \d+ ms$/m);
   assert.match(r.stdout, /^check: output 'logits' decides as the original on (9\d|100)\.\d % of 400 samples/m);
+  // A repaired model's remaining change is read through the held-out agreement, not answered
+  // with "retrain".
+  assert.match(r.stdout, /^check: after the repair, output 'logits' differs from the original's by up to [\d.e-]+ \(\d+ % of its range\): the agreement above, on samples the repair did not fit, is what counts$/m);
+  assert.doesNotMatch(r.stdout, /^check: .*retrain/m);
 });
 
 test('without --inputs, the check after a repair takes the calibration\'s last quarter, which the fit did not see', () => {
