@@ -93,6 +93,68 @@ void GraphView::unlink(int id) {
   for (const auto& name : implicit_inputs(node)) erase_id(implicit_readers_, name, id);
 }
 
+std::optional<GraphView::Slots> GraphView::slots_between(int before, int after, size_t count) const {
+  uint64_t low = before >= 0 ? order_[before] : 0;
+  uint64_t high;
+  if (after >= 0) {
+    high = order_[after];
+  } else {
+    uint64_t end = last_ >= 0 ? order_[last_] : 0;
+    if (end > UINT64_MAX - kOrderGap) return std::nullopt;
+    high = end + kOrderGap;
+  }
+  uint64_t step = (high - low) / (count + 1);
+  if (step == 0) return std::nullopt;
+  return Slots{low, step};
+}
+
+std::vector<int> GraphView::replace(const std::vector<int>& removed, int at,
+                                    const std::vector<const onnx::NodeProto*>& nodes, const Slots& slots) {
+  edited_ = true;
+  for (int n : removed) unlink(n);  // first, so the new writers of its outputs are indexed as their producers
+  std::vector<int> fresh;
+  int before = prev_[at];
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    int id = size();
+    fresh.push_back(id);
+    nodes_.push_back(nodes[k]);
+    alive_.push_back(1);
+    order_.push_back(slots.low + slots.step * (k + 1));
+    prev_.push_back(before);
+    next_.push_back(at);
+    (before >= 0 ? next_[before] : first_) = id;
+    prev_[at] = id;
+    before = id;
+    link(id);
+  }
+  for (int n : removed) unlist(n);
+  return fresh;
+}
+
+void GraphView::remove(int id) {
+  edited_ = true;
+  unlink(id);
+  unlist(id);
+}
+
+void GraphView::unlist(int id) {
+  alive_[id] = 0;
+  int before = prev_[id], after = next_[id];
+  (before >= 0 ? next_[before] : first_) = after;
+  (after >= 0 ? prev_[after] : last_) = before;
+  // next_[id] stays: a walk that stood on this node goes on where it would have.
+}
+
+void GraphView::add_initializer(const onnx::TensorProto& init, bool listed_as_input) {
+  if (listed_as_input) inputs_.insert(init.name());
+  initializers_[init.name()] = &init;
+}
+
+int GraphView::output_index(const std::string& name) const {
+  auto it = outputs_.find(name);
+  return it == outputs_.end() ? -1 : it->second;
+}
+
 int GraphView::next(int id) const {
   int n = next_[id];
   while (n >= 0 && !alive(n)) n = next_[n];

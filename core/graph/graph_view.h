@@ -1,13 +1,15 @@
 #pragma once
 // An index over a GraphProto: who produces and who reads each tensor (reads inside If/Loop/Scan
-// bodies included), which tensors are constants, and the order of the nodes. Read-only to
-// everyone but the Rewriter, which keeps it current as it edits the graph (only where the graph
-// changed), so the engine never rebuilds it per rewrite.
+// bodies included), which tensors are constants, and the order of the nodes. Its edits (replace,
+// remove, the initializer and input entries) keep every part of the index whole; the Rewriter
+// makes them as it edits the graph (only where the graph changed), so the engine never rebuilds
+// the index per rewrite.
 //
 // Nodes are named by ids that stay put while the Rewriter edits: on a fresh view the id is the
 // node's index in the graph; removed ids stay dead and new nodes get new ids. Walk the nodes in
 // graph order with first()/next().
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -69,16 +71,45 @@ class GraphView {
   // Relu 'r'", "output of Identity '/Identity_3', which reads graph input 'b'".
   std::string describe(const std::string& name) const;
   const onnx::TensorProto* initializer(const std::string& name) const;
+  // The index of `name` in graph.output (its first), or -1.
+  int output_index(const std::string& name) const;
+
+  // --- Edits. The GraphProto is the caller's to change; these keep the index in step. ---
+
+  // Live node `id`'s place in the graph order as a number: a < b in the order iff key(a) < key(b).
+  uint64_t order_key(int id) const { return order_[id]; }
+  // The live node before live node `id`, or -1.
+  int previous(int id) const { return prev_[id]; }
+  // Order keys for `count` new nodes between live nodes `before` and `after` (-1: the start or
+  // the end of the graph): the k-th (from 0) takes low + step * (k + 1). nullopt when the keys
+  // between the two ran out: the caller rebuilds the view, which spaces them anew.
+  struct Slots {
+    uint64_t low, step;
+  };
+  std::optional<Slots> slots_between(int before, int after, size_t count) const;
+  // `nodes` (held by the caller's GraphProto) take the place of live node `at` in the order, in
+  // the given order and with the keys of `slots`, and the nodes `removed` (`at` among them) go;
+  // the new nodes are indexed as the writers of what the removed ones wrote. Returns their ids.
+  std::vector<int> replace(const std::vector<int>& removed, int at, const std::vector<const onnx::NodeProto*>& nodes,
+                           const Slots& slots);
+  // Live node `id` goes: out of the index and the order. Its id stays dead, and a walk that stood
+  // on it goes on where it would have.
+  void remove(int id);
+  // An initializer the graph gained; before IR 4 it is listed as a graph input too.
+  void add_initializer(const onnx::TensorProto& init, bool listed_as_input);
+  // The initializer and the graph input named `name` are gone (each if it was there).
+  void forget_initializer(const std::string& name) { initializers_.erase(name); }
+  void forget_input(const std::string& name) { inputs_.erase(name); }
 
  private:
-  friend class Rewriter;
   // Order keys are spaced this far apart, so nodes can be inserted between two neighbours many
-  // times before the Rewriter has to renumber them (by rebuilding the view).
+  // times before the view has to be rebuilt to space them anew.
   static constexpr uint64_t kOrderGap = uint64_t{1} << 40;
 
   int position(int id) const;  // the index in graph order, by walking: only for unnamed labels
   void link(int id);           // indexes a node's reads and writes
   void unlink(int id);         // removes them again
+  void unlist(int id);         // out of the order, marked dead
 
   const onnx::GraphProto& graph_;
   const Labels* labels_;

@@ -146,20 +146,15 @@ int reads_by(const GraphView& view, const std::vector<int>& matched, const std::
   return reads;
 }
 
-// The whole-graph path: checks, sorts, infers the shapes of and prunes the whole graph.
-Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const GraphView& view,
-                                                  const Shapes& shapes, const Match& match,
-                                                  Replacement r, int64_t ir_version) {
-  std::vector<int> matched = match.nodes();
-  std::unordered_set<int> removed(matched.begin(), matched.end());
-  NameMap rewires(r.rewires.begin(), r.rewires.end());
-  auto names = names_written(view, removed, r);
-  if (!names) return names.error();
-  const std::unordered_set<std::string>& written = *names;
+// What both paths check before a rewrite: no graph output is rewired, and every output of a
+// removed node that is still read is written again or rewired. Returns what the removed nodes
+// read (constants only they read go with them).
+Result<std::unordered_set<std::string>> check_removal(const GraphView& view, const std::vector<int>& matched,
+                                                      const std::unordered_set<std::string>& written,
+                                                      const NameMap& rewires) {
   for (const auto& [from, to] : rewires) {
     if (view.is_graph_output(from)) return error("'{}' is a graph output and cannot be rewired", from);
   }
-  // Every output of a removed node that is still read must be written again or rewired.
   std::unordered_set<std::string> read_by_removed;
   for (int i : matched) {
     for (const auto& in : view.node(i).input()) read_by_removed.insert(in);
@@ -172,6 +167,46 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
       }
     }
   }
+  return read_by_removed;
+}
+
+// A message if `name`'s shape differs between `before` and `after`.
+void note_shape_change(std::vector<std::string>& changes, const Shapes& before, const ShapeDraft& after,
+                       const std::string& name, std::string_view what) {
+  const Shape *was = before.of(name), *now = after.of(name);
+  if (was && now && shape_changed(*was, *now)) {
+    changes.push_back(
+        fmt::format("{} '{}' changes shape from {} to {}", what, name, format_shape(*was, &before), format_shape(*now, &before)));
+  }
+}
+
+// The shape changes of what the new nodes write that the rest of the graph reads (readers
+// outside the matched chain; graph outputs are the callers', in their order).
+std::vector<std::string> read_shape_changes(const GraphView& view, const Shapes& before, const ShapeDraft& after,
+                                            const std::vector<int>& matched, const Replacement& r) {
+  std::vector<std::string> changes;
+  for (const auto& n : r.nodes) {
+    for (const auto& o : n.output()) {
+      if (view.reader_count(o) - reads_by(view, matched, o) > 0 && !view.is_graph_output(o)) {
+        note_shape_change(changes, before, after, o, "output");
+      }
+    }
+  }
+  return changes;
+}
+
+// The whole-graph path: checks, sorts, infers the shapes of and prunes the whole graph.
+Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const GraphView& view,
+                                                  const Shapes& shapes, const Match& match,
+                                                  Replacement r, int64_t ir_version) {
+  std::vector<int> matched = match.nodes();
+  std::unordered_set<int> removed(matched.begin(), matched.end());
+  NameMap rewires(r.rewires.begin(), r.rewires.end());
+  auto names = names_written(view, removed, r);
+  if (!names) return names.error();
+  auto reads = check_removal(view, matched, *names, rewires);
+  if (!reads) return reads.error();
+  std::unordered_set<std::string> read_by_removed = std::move(reads).value();
 
   // The new node list, checked for cycles before anything is changed.
   int last = *std::max_element(matched.begin(), matched.end());
@@ -197,21 +232,8 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
   for (const auto* node : prospective) {
     if (auto conflict = new_conflict(*node, after_shapes, shapes)) return error("the result would not be valid: {}", *conflict);
   }
-  std::vector<std::string> shape_changes;
-  auto compare = [&](const std::string& name, std::string_view what) {
-    const Shape *before = shapes.of(name), *now = after_shapes.of(name);
-    if (before && now && shape_changed(*before, *now)) {
-      shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name, format_shape(*before, &shapes),
-                                          format_shape(*now, &shapes)));
-    }
-  };
-  // Tensors the rest of the graph reads: readers outside the matched chain.
-  for (const auto& n : r.nodes) {
-    for (const auto& o : n.output()) {
-      if (view.reader_count(o) - reads_by(view, matched, o) > 0 && !view.is_graph_output(o)) compare(o, "output");
-    }
-  }
-  for (const auto& output : graph.output()) compare(output.name(), "graph output");
+  std::vector<std::string> shape_changes = read_shape_changes(view, shapes, after_shapes, matched, r);
+  for (const auto& output : graph.output()) note_shape_change(shape_changes, shapes, after_shapes, output.name(), "graph output");
 
   google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
   sorted.Reserve(static_cast<int>(order.size()));
@@ -373,16 +395,12 @@ std::optional<Rewriter::Splice> Rewriter::plan_splice(const std::vector<int>& ma
       }
     }
   }
-  // Order keys between the nearest neighbours that stay.
-  int before = view.prev_[last], after = view.next_[last];
-  while (before >= 0 && removed.contains(before)) before = view.prev_[before];
-  while (after >= 0 && removed.contains(after)) after = view.next_[after];
-  uint64_t low = before >= 0 ? view.order_[before] : 0;
-  if (after < 0 && view.order_[last] > UINT64_MAX - GraphView::kOrderGap) return std::nullopt;
-  uint64_t high = after >= 0 ? view.order_[after] : view.order_[last] + GraphView::kOrderGap;
-  uint64_t step = (high - low) / (r.nodes.size() + 1);
-  if (step == 0) return std::nullopt;
-  return Splice{last, low, step};
+  // Order keys between the nearest neighbours that stay (no node after `last` is matched).
+  int before = view.previous(last);
+  while (before >= 0 && removed.contains(before)) before = view.previous(before);
+  auto slots = view.slots_between(before, view.next(last), r.nodes.size());
+  if (!slots) return std::nullopt;
+  return Splice{last, *slots};
 }
 
 Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replacement r, const Splice& splice) {
@@ -392,19 +410,9 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   auto names = names_written(view, removed, r);
   if (!names) return names.error();
   const std::unordered_set<std::string>& written = *names;
-  // Every output of a removed node that is still read must be written again.
-  std::unordered_set<std::string> read_by_removed;
-  for (int i : matched) {
-    for (const auto& in : view.node(i).input()) read_by_removed.insert(in);
-  }
-  for (int i : matched) {
-    for (const auto& o : view.node(i).output()) {
-      if (o.empty() || written.contains(o)) continue;
-      if (view.reader_count(o) - reads_by(view, matched, o) > 0) {
-        return error("'{}' of node '{}' is still read elsewhere", o, view.label(i));
-      }
-    }
-  }
+  auto reads = check_removal(view, matched, written, NameMap{});  // the in-place path has no rewires
+  if (!reads) return reads.error();
+  std::unordered_set<std::string> read_by_removed = std::move(reads).value();
 
   // Shapes as they would be, from the new nodes downstream as far as they change.
   ShapeDraft draft(*shapes_);
@@ -414,7 +422,7 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   auto reinfer_readers = [&](const std::vector<std::string>& changed) {
     for (const auto& name : changed) {
       for (int reader : view.consumers(name)) {
-        if (!removed.contains(reader)) pending.emplace(view.order_[reader], reader);
+        if (!removed.contains(reader)) pending.emplace(view.order_key(reader), reader);
       }
     }
   };
@@ -430,13 +438,13 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   std::map<uint64_t, std::string> old_conflicts;
   std::unordered_set<int> rechecked(affected.begin(), affected.end());
   for (int n : affected) {
-    if (auto conflict = new_conflict(view.node(n), draft, *shapes_)) old_conflicts.emplace(view.order_[n], *conflict);
+    if (auto conflict = new_conflict(view.node(n), draft, *shapes_)) old_conflicts.emplace(view.order_key(n), *conflict);
   }
   for (const auto& [key, conflict] : conflicts_) {
     int n = conflict.first;
     if (!removed.contains(n) && !rechecked.contains(n)) old_conflicts.emplace(key, conflict.second);
   }
-  uint64_t at = view.order_[splice.last];
+  uint64_t at = view.order_key(splice.last);
   if (!old_conflicts.empty() && old_conflicts.begin()->first < at) {
     return error("the result would not be valid: {}", old_conflicts.begin()->second);
   }
@@ -446,24 +454,12 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   if (!old_conflicts.empty()) return error("the result would not be valid: {}", old_conflicts.begin()->second);
 
   Applied applied;
-  auto compare = [&](const std::string& name, std::string_view what) {
-    const Shape *before = shapes_->of(name), *now = draft.of(name);
-    if (before && now && shape_changed(*before, *now)) {
-      applied.shape_changes.push_back(fmt::format("{} '{}' changes shape from {} to {}", what, name,
-                                                  format_shape(*before, shapes_.get()), format_shape(*now, shapes_.get())));
-    }
-  };
-  // Tensors the rest of the graph reads: readers outside the matched chain.
-  for (const auto& n : r.nodes) {
-    for (const auto& o : n.output()) {
-      if (view.reader_count(o) - reads_by(view, matched, o) > 0 && !view.is_graph_output(o)) compare(o, "output");
-    }
-  }
+  applied.shape_changes = read_shape_changes(view, *shapes_, draft, matched, r);
   // Graph outputs, in their order; only re-inferred tensors can have changed.
   std::vector<std::pair<int, std::string>> outputs;
   auto note_outputs = [&](const onnx::NodeProto& n) {
     for (const auto& o : n.output()) {
-      if (auto it = view.outputs_.find(o); it != view.outputs_.end()) outputs.emplace_back(it->second, o);
+      if (int index = view.output_index(o); index >= 0) outputs.emplace_back(index, o);
     }
   };
   for (const auto& n : r.nodes) note_outputs(n);
@@ -472,46 +468,32 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
   outputs.erase(std::unique(outputs.begin(), outputs.end()), outputs.end());
   for (const auto& [index, name] : outputs) {
     for (int i = index; i < graph_.output_size(); ++i) {
-      if (graph_.output(i).name() == name) compare(name, "graph output");
+      if (graph_.output(i).name() == name) note_shape_change(applied.shape_changes, *shapes_, draft, name, "graph output");
     }
   }
 
   // Commit: the new nodes take the place of the last matched node, the matched nodes go.
   edited_ = true;
-  view.edited_ = true;
   std::vector<std::string> vanished;  // outputs of removed nodes nothing writes any more
   for (int n : matched) {
     for (const auto& o : view.node(n).output()) {
       if (!o.empty() && !written.contains(o)) vanished.push_back(o);
     }
-    view.unlink(n);  // first, so the new writers of its outputs are indexed as their producers
   }
-  std::vector<int> fresh;
-  int before = view.prev_[splice.last];
-  for (size_t k = 0; k < r.nodes.size(); ++k) {
+  std::vector<const onnx::NodeProto*> added;
+  for (auto& n : r.nodes) {
     auto* node = graph_.add_node();  // its index in graph_ is its id until write_back()
-    node->Swap(&r.nodes[k]);
-    int id = view.size();
-    fresh.push_back(id);
-    view.nodes_.push_back(node);
-    view.alive_.push_back(1);
-    view.order_.push_back(splice.low + splice.step * (k + 1));
-    view.prev_.push_back(before);
-    view.next_.push_back(splice.last);
-    (before >= 0 ? view.next_[before] : view.first_) = id;
-    view.prev_[splice.last] = id;
-    before = id;
-    view.link(id);
-    names_->take(*node);
+    node->Swap(&n);
+    added.push_back(node);
   }
-  for (int n : matched) retire(n);
+  for (int n : matched) conflicts_.erase(view.order_key(n));
+  std::vector<int> fresh = view.replace(matched, splice.last, added, splice.slots);
+  for (const auto* node : added) names_->take(*node);
+  for (int n : matched) names_->release(view.node(n));
   for (auto& t : r.initializers) {
     auto* init = add_initializer(graph_, t, ir_version_);
-    if (ir_version_ < 4) {  // the graph input add_initializer listed for it
-      view.inputs_.insert(init->name());
-      inputs_[init->name()].push_back(&graph_.input(graph_.input_size() - 1));
-    }
-    view.initializers_[init->name()] = init;
+    if (ir_version_ < 4) inputs_[init->name()].push_back(&graph_.input(graph_.input_size() - 1));
+    view.add_initializer(*init, ir_version_ < 4);
     shapes_->add_initializer(*init);
     names_->take(init->name());
   }
@@ -549,25 +531,15 @@ Result<Rewriter::Applied> Rewriter::apply_in_place(const Match& match, Replaceme
 }
 
 void Rewriter::check_conflict(int id) {
-  uint64_t key = view_->order_[id];
+  uint64_t key = view_->order_key(id);
   conflicts_.erase(key);
   if (auto conflict = shape_conflict(view_->node(id), *shapes_)) conflicts_.emplace(key, std::pair(id, *conflict));
 }
 
 void Rewriter::remove_node(int id) {
-  view_->unlink(id);
-  retire(id);
-}
-
-void Rewriter::retire(int id) {
-  GraphView& view = *view_;
-  conflicts_.erase(view.order_[id]);
-  names_->release(view.node(id));
-  view.alive_[id] = 0;
-  int before = view.prev_[id], after = view.next_[id];
-  (before >= 0 ? view.next_[before] : view.first_) = after;
-  (after >= 0 ? view.prev_[after] : view.last_) = before;
-  // next_[id] stays: a walk that stood on this node goes on where it would have.
+  conflicts_.erase(view_->order_key(id));
+  names_->release(view_->node(id));
+  view_->remove(id);
 }
 
 void Rewriter::drop_value_info_of(const std::string& name) {
@@ -584,12 +556,12 @@ void Rewriter::drop_value_info_of(const std::string& name) {
 void Rewriter::drop_constant(const std::string& name) {
   GraphView& view = *view_;
   bool gone = false;
-  if (auto it = view.initializers_.find(name); it != view.initializers_.end()) {
-    dropped_.insert(it->second);
+  if (const auto* init = view.initializer(name)) {
+    dropped_.insert(init);
     // Its data goes now (the empty entry until write_back()), so the weights a conversion
     // replaces do not stay in memory beside their replacements.
-    onnx::TensorProto().Swap(const_cast<onnx::TensorProto*>(it->second));
-    view.initializers_.erase(it);
+    onnx::TensorProto().Swap(const_cast<onnx::TensorProto*>(init));
+    view.forget_initializer(name);
     names_->release(name);
     gone = true;
   }
@@ -599,7 +571,7 @@ void Rewriter::drop_constant(const std::string& name) {
       names_->release(name);
     }
     inputs_.erase(it);
-    view.inputs_.erase(name);
+    view.forget_input(name);
     gone = true;
   }
   int p = view.producer(name);

@@ -60,15 +60,14 @@ class Rewriter {
   // topological (or keys ran out): the whole-graph path sorts then.
   struct Splice {
     int last;  // the matched node the new nodes replace in the order
-    uint64_t low, step;
+    GraphView::Slots slots;
   };
   std::optional<Splice> plan_splice(const std::vector<int>& matched, const std::unordered_set<int>& removed,
                                     const Replacement& r) const;
   Result<Applied> apply_in_place(const Match& match, Replacement r, const Splice& splice);
   Result<Applied> apply_by_rebuilding(const Match& match, Replacement r);
   void check_conflict(int id);  // records whether the node's inputs fit together now
-  void remove_node(int id);     // unindexes it, then retires it
-  void retire(int id);          // out of the order, the names and the conflicts
+  void remove_node(int id);     // out of the view, the names and the conflicts
   void drop_constant(const std::string& name);
   void drop_value_info_of(const std::string& name);
   // Makes graph_ what the view describes; returns each old id's new index (-1: removed).
