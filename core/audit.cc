@@ -40,10 +40,10 @@ std::string unfolded_batch_norm_reason(const GraphView& view, int bn, const Opti
 
 }  // namespace
 
-void audit(const onnx::ModelProto& model, const Options& options, const GraphView::Labels& labels, Report& report) {
-  GraphView view(model.graph(), &labels, model.ir_version());
-  int64_t opset = default_opset(model);
-  Shapes shapes(view, opset);
+void audit(const ModelIndex& converted, const Options& options, Report& report) {
+  const GraphView& view = converted.view;
+  const Shapes& shapes = converted.shapes;
+  int64_t opset = converted.opset;
   const Target& target = *find_target(options.target);
   MatchContext ctx{view, shapes, opset, target, options};
   const Hardware* hardware = target.hardware.get();

@@ -9,6 +9,7 @@
 #include "core/audit.h"
 #include "core/describe.h"
 #include "core/fixed_point/fit.h"
+#include "core/graph/model_index.h"
 #include "core/input_shapes.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/skeleton.h"
@@ -129,89 +130,160 @@ Result<std::optional<std::vector<DataSegment>>> place_data(onnx::ModelProto& mod
 // of the time, the passes less (a rough split; the bar only has to move honestly).
 constexpr double kPassesStart = 0.35, kPassesEnd = 0.75, kSaveStart = 0.8;
 
-Result<ConvertResult> run(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call) {
-  if (auto s = check_options(options); !s) return s.error();
-  auto report_progress = [&](std::string_view stage, double fraction) {
-    if (call.progress) call.progress(stage, fraction);
-  };
+void report_progress(const ConvertCall& call, std::string_view stage, double fraction) {
+  if (call.progress) call.progress(stage, fraction);
+}
+
+}  // namespace
+
+// Everything the analysis decided that writing needs. `input` and the call's data files are the
+// caller's and outlive it; the model and the source reading them move with the Conversion.
+struct Conversion::State {
+  State(ExternalData& input, uint64_t input_size, const Options& options, const ConvertCall& how)
+      : size(input_size), call(how), source(input, how.data_files, how.limits.keep_in_file) {
+    result.report.options = options;
+  }
+  uint64_t size;
+  ConvertCall call;
+  ModelSource source;
   Stopwatch clock;
   ConvertResult result;
-  Report& report = result.report;
-  report.options = options;
+  onnx::ModelProto model;
+  GraphView::Labels labels;
+  std::unique_ptr<ModelIndex> converted;
+  bool external_input = false;
+  bool changed = false;
+};
 
-  report_progress("parse", 0);
+Conversion::Conversion(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Conversion::Conversion(Conversion&&) noexcept = default;
+Conversion& Conversion::operator=(Conversion&&) noexcept = default;
+Conversion::~Conversion() = default;
+
+const Report& Conversion::report() const { return state_->result.report; }
+
+std::vector<std::string> Conversion::skipped_ids() const {
+  std::vector<std::string> ids;
+  const Report& report = state_->result.report;
+  for (const auto& id : report.options.skip_matches) {
+    auto matched = [&](const MatchRecord& m) { return m.id == id; };
+    if (std::any_of(report.matches.begin(), report.matches.end(), matched)) ids.push_back(id);
+  }
+  return ids;
+}
+
+namespace {
+
+Result<Conversion> analyse_model(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call) {
+  if (auto s = check_options(options); !s) return s.error();
+  auto state = std::make_unique<Conversion::State>(input, size, options, call);
+  ConvertResult& result = state->result;
+  Report& report = result.report;
+  ModelSource& source = state->source;
+
+  report_progress(call, "parse", 0);
   auto skeleton = split_skeleton(input, size, call.limits.keep_in_file);
   if (!skeleton) return skeleton.error();
-  auto model = parse_model(as_span(skeleton->bytes), size);
-  if (!model) return model.error();
-  if (auto s = check_reserved_locations(*model, *skeleton); !s) return s.error();
+  auto parsed = parse_model(as_span(skeleton->bytes), size);
+  if (!parsed) return parsed.error();
+  onnx::ModelProto& model = state->model;
+  model = std::move(parsed).value();
+  if (auto s = check_reserved_locations(model, *skeleton); !s) return s.error();
   skeleton->bytes = {};
-  ModelSource source(input, call.data_files, call.limits.keep_in_file);
-  report_progress("validate", 0.3);
-  if (auto s = validate_model(*model, &source); !s) return s.error();
-  bool external_input = uses_data_files(*model);
-  if (auto s = load_needed_values(*model, source, call.limits.read_always); !s) return s.error();
-  report.input = ModelStats::of(*model, size);
-  auto labels = GraphView::original_labels(model->graph());
-  if (call.describe && !options.dry_run) result.input_description = describe_graph(*model, labels, size);
+  report_progress(call, "validate", 0.3);
+  if (auto s = validate_model(model, &source); !s) return s.error();
+  state->external_input = uses_data_files(model);
+  if (auto s = load_needed_values(model, source, call.limits.read_always); !s) return s.error();
+  report.input = ModelStats::of(model, size);
+  auto& labels = state->labels;
+  labels = GraphView::original_labels(model.graph());
+  if (call.describe && !options.dry_run) result.input_description = describe_graph(model, labels, size);
   // Pinned input shapes are what the analysis sees, the operator rules included.
-  auto pinned = pin_input_shapes(*model, options);
+  auto pinned = pin_input_shapes(model, options);
   if (!pinned) return pinned.error();
   if (call.before_conversion) {
-    if (auto s = call.before_conversion(describe_graph(*model, labels, size)); !s) return s.error();
+    if (auto s = call.before_conversion(describe_graph(model, labels, size)); !s) return s.error();
   }
-  report.timings_ms.load = clock.lap_ms();
+  report.timings_ms.load = state->clock.lap_ms();
 
   ProgressFn passes;
   if (call.progress) {
     passes = [&](std::string_view stage, double f) { call.progress(stage, kPassesStart + f * (kPassesEnd - kPassesStart)); };
   }
-  if (auto s = run_phases(*model, options, labels, report, passes, &source); !s) return s.error();
+  if (auto s = run_phases(model, options, labels, report, passes, &source); !s) return s.error();
   if (auto s = check_skipped_ids(report, options, call); !s) return s.error();
-  report_progress("audit", kPassesEnd);
-  audit(*model, options, labels, report);
-  report.quantization = describe_quantization(*model, options, labels, &source);
-  if (auto s = analyse_fixed_point(*model, options, labels, &source, report); !s) return s.error();
-  if (report.any_applied()) record_provenance(*model, report);
-  report.timings_ms.convert = clock.lap_ms();
-
+  report_progress(call, "audit", kPassesEnd);
+  // The passes after the rewrites read one index of the graph as written. Laying out its data
+  // changes tensors in place, never which nodes and tensors there are, so the description of the
+  // output reads it too.
+  state->converted = std::make_unique<ModelIndex>(model, labels);
+  const ModelIndex& converted = *state->converted;
+  audit(converted, options, report);
+  report.quantization = describe_quantization(converted.view, options, &source);
+  if (auto s = analyse_fixed_point(converted.view, options, &source, report); !s) return s.error();
+  if (report.any_applied()) record_provenance(model, report);
+  report.timings_ms.convert = state->clock.lap_ms();
   // Nothing changed: the output is the input, byte for byte (SPEC section 5), unless its data
-  // moves. Pinned input shapes change the model even when no pattern applies. A dry run reports
-  // the model it would write, without writing it.
-  const bool changed = report.any_applied() || *pinned;
-  report.output = report.input;
-  report_progress("save", kSaveStart);
-  if (options.dry_run) {
-    // The model it would write, measured without reading or writing any tensor data.
-    if (changed) {
-      auto segments = serialized_segments(*model, source);
-      if (!segments) return segments.error();
-      report.output = ModelStats::of(*model, size_of(*segments));
-    }
-  } else {
-    auto segments = place_data(*model, options, changed, external_input, source, call.data_file, result);
-    if (!segments) return segments.error();
-    if (*segments) {
-      report.output = ModelStats::of(*model, size_of(**segments));
-      result.converted = std::move(*segments).value();
-    }
+  // moves. Pinned input shapes change the model even when no pattern applies.
+  state->changed = report.any_applied() || *pinned;
+  return Conversion(std::move(state));
+}
+
+// The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
+// heap): it becomes an error message like any other bad input.
+template <typename Step>
+auto within_memory(uint64_t size, Step step) -> decltype(step()) {
+  try {
+    return step();
+  } catch (const std::bad_alloc&) {
+    return Error{fmt::format("out of memory while converting a {} byte model", size), ErrorKind::kMemory};
   }
-  if (call.describe && !options.dry_run) result.description = describe_graph(*model, labels, report.output.bytes);
-  report.timings_ms.save = clock.lap_ms();
-  report_progress("done", 1);
-  return result;
 }
 
 }  // namespace
 
-Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call) {
-  // The only exception the core can meet is running out of memory (a huge model in a 4 GB wasm
-  // heap): it becomes an error message like any other bad input.
-  try {
-    return run(input, size, options, call);
-  } catch (const std::bad_alloc&) {
-    return Error{fmt::format("out of memory while converting a {} byte model", size), ErrorKind::kMemory};
+Result<Conversion> analyse(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call) {
+  return within_memory(size, [&] { return analyse_model(input, size, options, call); });
+}
+
+Result<ConvertResult> Conversion::write(const std::string& data_file) && {
+  return within_memory(state_->size, [&] { return write_model(data_file); });
+}
+
+Result<ConvertResult> Conversion::write_model(const std::string& data_file) {
+  State& state = *state_;
+  const ConvertCall& call = state.call;
+  ConvertResult& result = state.result;
+  Report& report = result.report;
+  const Options& options = report.options;
+  onnx::ModelProto& model = state.model;
+  report.output = report.input;
+  report_progress(call, "save", kSaveStart);
+  if (options.dry_run) {
+    // The model it would write, measured without reading or writing any tensor data.
+    if (state.changed) {
+      auto segments = serialized_segments(model, state.source);
+      if (!segments) return segments.error();
+      report.output = ModelStats::of(model, size_of(*segments));
+    }
+  } else {
+    auto segments = place_data(model, options, state.changed, state.external_input, state.source, data_file, result);
+    if (!segments) return segments.error();
+    if (*segments) {
+      report.output = ModelStats::of(model, size_of(**segments));
+      result.converted = std::move(*segments).value();
+    }
   }
+  if (call.describe && !options.dry_run) result.description = describe_graph(model, *state.converted, report.output.bytes);
+  report.timings_ms.save = state.clock.lap_ms();
+  report_progress(call, "done", 1);
+  return std::move(result);
+}
+
+Result<ConvertResult> convert(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call) {
+  auto conversion = analyse(input, size, options, call);
+  if (!conversion) return conversion.error();
+  return std::move(*conversion).write(call.data_file);
 }
 
 Result<ConvertResult> convert(std::span<const uint8_t> bytes, const Options& options, const ConvertCall& call) {

@@ -3,6 +3,7 @@
 // the wasm module and the tests are thin shells over these two functions.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -77,6 +78,33 @@ struct ConvertCall {
     return call;
   }
 };
+
+// A conversion in two steps, for a shell that names the output after what the analysis found (the
+// page names its download, and so the data file written into the model, after the matches its
+// skips left out: output_name): `analyse` decides everything and reports it, `write` lays the
+// output out under the data file's name. `convert` is the two in one. The input and the call's
+// data files must outlive the Conversion.
+class Conversion {
+ public:
+  struct State;
+  explicit Conversion(std::unique_ptr<State> state);  // analyse makes them
+  Conversion(Conversion&&) noexcept;
+  Conversion& operator=(Conversion&&) noexcept;
+  ~Conversion();
+
+  // The report so far: everything but the output's size and the write's timing.
+  const Report& report() const;
+  // The ids in the options' skip_matches that matched something: what output_name counts.
+  std::vector<std::string> skipped_ids() const;
+  // The output, its data file (if it has one) named `data_file`; ConvertCall::data_file's rules.
+  Result<ConvertResult> write(const std::string& data_file) &&;
+
+ private:
+  Result<ConvertResult> write_model(const std::string& data_file);
+  std::unique_ptr<State> state_;
+};
+
+Result<Conversion> analyse(ExternalData& input, uint64_t size, const Options& options, const ConvertCall& call = {});
 
 // `input` reads the model file (location kInputLocation) of `size` bytes, only the parts it needs:
 // everything but the large raw_data of initializers, and of those only what a pattern reads.

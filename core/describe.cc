@@ -78,9 +78,13 @@ Result<Json> describe_model(std::span<const uint8_t> bytes) {
 }
 
 Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labels, uint64_t bytes) {
+  return describe_graph(model, ModelIndex(model, labels), bytes);
+}
+
+Json describe_graph(const onnx::ModelProto& model, const ModelIndex& index, uint64_t bytes) {
   const onnx::GraphProto& graph = model.graph();
-  GraphView view(graph, &labels, model.ir_version());
-  Shapes shapes(view, default_opset(model));
+  const GraphView& view = index.view;
+  const Shapes& shapes = index.shapes;
 
   uint64_t parameters = 0;
   for (const auto& init : graph.initializer()) parameters += element_count(init);

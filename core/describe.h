@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "core/graph/graph_view.h"
+#include "core/graph/model_index.h"
 #include "core/util/json.h"
 #include "core/util/result.h"
 
@@ -15,6 +15,8 @@ namespace lattice {
 // `model` as it is now, `bytes` its serialised size, `labels` the report's labels (GraphView's:
 // unnamed nodes by first output), so a viewer can join nodes and matches by name.
 Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labels, uint64_t bytes);
+// The same from an index of `model`'s graph already built (ModelIndex).
+Json describe_graph(const onnx::ModelProto& model, const ModelIndex& index, uint64_t bytes);
 
 // A model file's description, its nodes labelled as a conversion of it labels them.
 Result<Json> describe_model(std::span<const uint8_t> bytes);

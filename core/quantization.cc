@@ -50,9 +50,7 @@ bool is_quantization_op(const onnx::NodeProto& node) {
   return is_qdq(op) || op == "DynamicQuantizeLinear" || find_qoperator(op) != nullptr;
 }
 
-std::optional<Quantization> describe_quantization(const onnx::ModelProto& model, const Options& options,
-                                                  const GraphView::Labels& labels, ExternalData* data) {
-  GraphView view(model.graph(), &labels, model.ir_version());
+std::optional<Quantization> describe_quantization(const GraphView& view, const Options& options, ExternalData* data) {
   Quantization q;
   size_t qdq = 0, qoperator = 0, dynamic = 0;
   std::vector<double> scales;

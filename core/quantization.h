@@ -18,9 +18,8 @@ namespace lattice {
 // or the com.microsoft domain.
 bool is_quantization_op(const onnx::NodeProto& node);
 
-// The section for `model`, nullopt when it has no quantization op. With FPQ it says whether the
+// The section for the graph `view` indexes, nullopt when it has no quantization op. With FPQ it says whether the
 // scales are powers of two and FPQ's fixed steps.
-std::optional<Quantization> describe_quantization(const onnx::ModelProto& model, const Options& options,
-                                                  const GraphView::Labels& labels, ExternalData* data);
+std::optional<Quantization> describe_quantization(const GraphView& view, const Options& options, ExternalData* data);
 
 }  // namespace lattice

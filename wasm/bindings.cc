@@ -16,6 +16,7 @@
 #include "core/cli/files.h"
 #include "core/convert.h"
 #include "core/describe.h"
+#include "core/output_name.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/repair/set_weights.h"
@@ -68,7 +69,8 @@ lattice::Status input_shapes(const val& v, lattice::Options& o) {
 
 // Options as the JS caller wrote them ({target, fixedPoint, foldBatchNorm, dryRun, only, skip,
 // skipMatches, inputShapes, snapWeights}), and into `call` how the call is made
-// ({ignoreUnknownSkips, describe}; resolver, dataFile, held and onConverted are read by convert);
+// ({ignoreUnknownSkips, describe}; resolver, dataFile, outputStem, held and onConverted are read
+// by convert);
 // anything absent takes the CLI's default, anything misspelt or mistyped is an error.
 lattice::Result<lattice::Options> options_from(const val& opts, lattice::ConvertCall& call) {
   lattice::Options o;
@@ -117,7 +119,8 @@ lattice::Result<lattice::Options> options_from(const val& opts, lattice::Convert
       if (!method) return lattice::options_error("options.snapWeights '{}' is not one of reinit, transfer", v.as<std::string>());
       o.snap_weights = *method;
     } else if ((key == "resolver" && type == "function") || (key == "dataFile" && type == "string") ||
-               (key == "held" && v.instanceof(val::global("Map"))) || (key == "onConverted" && type == "function")) {
+               (key == "outputStem" && type == "string") || (key == "held" && v.instanceof(val::global("Map"))) ||
+               (key == "onConverted" && type == "function")) {
       // read by convert (`held`: ranges the page's worker read ahead, wasm/js_files.h)
     } else if (key == "only") {
       status = list(o.only);
@@ -129,12 +132,12 @@ lattice::Result<lattice::Options> options_from(const val& opts, lattice::Convert
       status = input_shapes(v, o);
     } else if (key == "target" || key == "foldBatchNorm" || key == "fixedPoint" || key == "dryRun" ||
                key == "ignoreUnknownSkips" || key == "describe" || key == "dataLayout" || key == "snapWeights" ||
-               key == "resolver" || key == "dataFile" || key == "held" || key == "onConverted") {
+               key == "resolver" || key == "dataFile" || key == "outputStem" || key == "held" || key == "onConverted") {
       return lattice::options_error("options.{} has the wrong type ({})", key, type);
     } else {
       return lattice::options_error(
           "unknown option '{}' (known: target, fixedPoint, foldBatchNorm, dryRun, only, skip, skipMatches, "
-          "inputShapes, ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile)",
+          "inputShapes, ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile, outputStem)",
           key);
     }
     if (!status) return status.error();
@@ -223,12 +226,13 @@ std::string data_file_of(const val& opts) {
 // {stage, fraction} as each stage starts, then "writing" as the output's parts are made, then
 // "done" (core/progress.h). The result's `model` and `data` are arrays of parts (wasm/index.mjs
 // joins them); `model` is undefined when the output is the input itself and null for a dry run.
-// Without options.dataFile a converted model that keeps a data file is refused: in memory there
-// is no output name to name it after.
+// Without options.dataFile or options.outputStem a converted model that keeps a data file is
+// refused: in memory there is no output name to name it after. With outputStem (the page's model
+// name) the core names the output from what the conversion did (core/output_name.h), the result's
+// `name`, and its data file after it, in the one conversion.
 // `options.onConverted` (the page's worker), when a function, is called with the result before
-// the output's parts are made ({report, inputDescription, description, writesDataFile}), so the
-// page can show the report while the folded data is computed; when it returns false nothing is
-// written and the result is {stopped: true, ...}.
+// the output's parts are made ({report, inputDescription, description, name}), so the page can
+// show the report while the folded data is computed.
 val convert(const val& model, const val& opts, const val& on_progress) {
   lattice::ConvertCall call;
   auto options = options_from(opts, call);
@@ -237,19 +241,22 @@ val convert(const val& model, const val& opts, const val& on_progress) {
   JsFiles files = files_of(model, opts);
   call.progress = lattice::before_writing(progress);
   call.data_files = &files;
-  call.data_file = data_file_of(opts);
-  auto result = lattice::convert(files, JsFiles::size_of(model), *options, call);
+  auto conversion = lattice::analyse(files, JsFiles::size_of(model), *options, call);
+  if (!conversion) return failure(conversion.error());
+  std::string name, data_file = data_file_of(opts);
+  if (val stem = given(opts, "outputStem"); stem.isString()) {
+    name = lattice::output_name(stem.as<std::string>(), *options, conversion->skipped_ids());
+    data_file = lattice::data_file_name(name);
+  }
+  auto result = std::move(*conversion).write(data_file);
   if (!result) return failure(result.error());
   val out = val::object();
   out.set("report", result->report.to_json().dump());
   if (result->input_description) out.set("inputDescription", result->input_description->dump(false));
   if (result->description) out.set("description", result->description->dump(false));
-  out.set("writesDataFile", result->data.has_value());
+  if (!name.empty()) out.set("name", name);
   if (val on_converted = given(opts, "onConverted"); on_converted.typeOf().as<std::string>() == "function") {
-    if (on_converted(out).strictlyEquals(val(false))) {
-      out.set("stopped", true);
-      return out;
-    }
+    on_converted(out);
   }
   uint64_t total = 0, done = 0;
   for (const auto* segments : {&result->converted, &result->data}) {

@@ -41,36 +41,26 @@ function guarded(fn) {
   }
 }
 
-// A short stable name for a set of ids: FNV-1a (32 bits) of the sorted ids, 4 hex digits.
-function shortHash(ids) {
-  let h = 0x811c9dc5;
-  for (const c of new TextEncoder().encode([...ids].sort().join('\n'))) h = Math.imul(h ^ c, 0x01000193) >>> 0;
-  return (h >>> 16).toString(16).padStart(4, '0');
-}
-
-// The downloads' name: the model, the target, and what was left out -- the skipped ids that
-// matched, so a skip kept from another target does not rename this one.
-function variantName(options, skipped) {
-  let name = `${modelName}.${options.target}`;
-  if (options.fixedPoint) name += `.${options.fixedPoint}`;
-  if (options.snapWeights === 'transfer') name += '.transfer';
-  // Folding is named when it differs from the scheme's default (off under FPQ).
-  if (options.foldBatchNorm !== (options.fixedPoint !== 'fpq')) name += options.foldBatchNorm ? '.fold' : '.no-fold';
-  if (skipped.length) name += `.skip-${shortHash(skipped)}`;
-  return name;
-}
-
 const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
 
 // The core's options: the page keeps skips across target switches and shows those that no
-// longer match.
-function coreOptions(options, name, held) {
+// longer match. The core names the downloads (and the data file written into the model) from the
+// model's name and what the conversion did: the skipped ids that matched count, so a skip kept
+// from another target does not rename this one (core/output_name.h).
+// The fold-only twin's data file has a fixed name instead (check-run.js feeds it by that name).
+function coreOptions(options, naming, held) {
   const resolver = files.size ? (location) => files.get(location) ?? null : undefined;
-  return { ...options, resolver, dataFile: `${name}.onnx.data`, ignoreUnknownSkips: true, describe: true, held };
+  return { ...options, resolver, ...naming, ignoreUnknownSkips: true, describe: true, held };
 }
 
-function run(options, name, onProgress, held, onConverted) {
-  const result = guarded(() => module.convert(input, { ...coreOptions(options, name, held), onConverted }, onProgress));
+// The downloads' base name, as app.js adds `.onnx`, `.onnx.data` and `.report.json` to it.
+const baseName = (result) => result.name.replace(/\.onnx$/, '');
+
+// Every conversion the binding makes is counted (self.converts): the page's tests hold a change
+// of options to one.
+function run(options, naming, onProgress, held, onConverted) {
+  self.converts = (self.converts ?? 0) + 1;
+  const result = guarded(() => module.convert(input, { ...coreOptions(options, naming, held), onConverted }, onProgress));
   if (result.error !== undefined) throw new Error(result.error);
   return result;
 }
@@ -88,33 +78,19 @@ async function convert(options, received) {
     stages.push({ stage, at: at(), counts: { ...counts } });
     post({ type: 'progress', stage, fraction });
   };
-  // A data file's name is written into the model, so it must be the name it downloads as. That
-  // name counts only the skipped ids that matched, known once converted: when the guess (all of
-  // them) was wrong and a data file is to be written, the conversion runs once more under the
-  // right name before writing anything.
-  let name = variantName(options, options.skipMatches);
   // Held only for this conversion: the next one reads again rather than keep the bytes.
-  const held = await readAhead(input, files, () => guarded(() => module.plan(input, coreOptions(options, name))), profile.ahead);
+  const held = await readAhead(input, files, () => guarded(() => module.plan(input, coreOptions(options, { outputStem: modelName }))), profile.ahead);
   profile.planned = { ...counts };
   // The report is shown while the folded data is computed and the downloads are made.
   const onConverted = (early) => {
     Object.assign(profile, { converted: at(), countsAtReport: { ...counts } });
-    const report = JSON.parse(early.report);
-    const matched = options.skipMatches.filter((id) => report.matches.some((m) => m.id === id));
-    if (variantName(options, matched) !== name) {
-      name = variantName(options, matched);
-      if (early.writesDataFile) return false;
-    }
     post({
-      type: 'result', report, name, input: JSON.parse(early.inputDescription), output: JSON.parse(early.description),
-      ms: performance.now() - started,
+      type: 'result', report: JSON.parse(early.report), name: baseName(early), input: JSON.parse(early.inputDescription),
+      output: JSON.parse(early.description), ms: performance.now() - started,
     });
     profile.posted = at();
-    return true;
   };
-  let result = run(options, name, onProgress, held, onConverted);
-  if (result.stopped) result = run(options, name, onProgress, held, onConverted);
-  if (result.stopped) throw new Error(`the downloads' name changed twice (${name})`);
+  const result = run(options, { outputStem: modelName }, onProgress, held, onConverted);
   profile.written = at();
   // The parts are new bytes and slices of the picked files; an unchanged model is the input.
   const model = blob(result.model ?? [input]), data = result.data ? blob(result.data) : null;
@@ -125,7 +101,7 @@ async function convert(options, received) {
 
 // The check's fold-only twin: the conversion's folds (and skips of them), no conversion pattern.
 function twin(options) {
-  const result = run({ ...options, target: 'none' }, 'twin');
+  const result = run({ ...options, target: 'none' }, { dataFile: 'twin.onnx.data' });
   post({
     type: 'twin', model: blob(result.model ?? [input]), data: result.data ? blob(result.data) : null,
     description: JSON.parse(result.description), report: JSON.parse(result.report),

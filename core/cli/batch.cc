@@ -104,7 +104,7 @@ int run_batch(const Batch& batch, Host& host) {
   std::map<std::string, std::string> taken;  // output -> input
   std::vector<std::string> outputs;
   for (const auto& m : models) {
-    std::string output = default_output(m.input, batch.options.target);
+    std::string output = default_output(m.input, batch.options);
     if (!batch.out_dir.empty()) {
       output = (batch.out_dir.ends_with("/") ? batch.out_dir : batch.out_dir + "/") + base_name(output);
     }

@@ -7,6 +7,7 @@
 #include "core/cli/model_input.h"
 #include "core/convert.h"
 #include "core/onnx/model_io.h"
+#include "core/output_name.h"
 
 namespace lattice {
 namespace {
@@ -27,7 +28,7 @@ Result<Destination> data_destination(Host& host, const std::vector<Destination>&
                          "give a file name, or --inline for one file",
                          output);
   }
-  auto to = destination(host, "-o", model.target.resolved + ".data");
+  auto to = destination(host, "-o", data_file_name(model.target.resolved));
   if (!to) return to.error();
   if (!input.from_stdin() && to->target.same_file(input.file)) {
     return options_error("'{}' would overwrite the input model", to->target.path);
@@ -107,10 +108,8 @@ Error about_input(const std::string& input, const Error& e) {
 
 }  // namespace
 
-std::string default_output(const std::string& input, const std::string& target) {
-  std::string stem = input;
-  if (stem.size() > 5 && stem.ends_with(".onnx") && stem[stem.size() - 6] != '/') stem.resize(stem.size() - 5);
-  return fmt::format("{}.{}.onnx", stem, target);
+std::string default_output(const std::string& input, const Options& options) {
+  return output_name(output_stem(input), options, options.skip_matches);
 }
 
 Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgress& progress) {
@@ -123,7 +122,7 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
     return options_error("a model read from standard input has no name to put the output beside: give -o FILE "
                          "(or -o - for standard output)");
   }
-  if (writes_model) out.output = job.output.empty() ? default_output(job.input, options.target) : job.output;
+  if (writes_model) out.output = job.output.empty() ? default_output(job.input, options) : job.output;
   if (out.output == "-" && host.out_is_terminal()) {
     return options_error("-o - writes the model (binary) to standard output, which is a terminal; redirect it to a "
                          "file or a pipe, or give -o FILE");
@@ -169,7 +168,7 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   call.progress = progress.stages;
   call.data_files = &data;
   call.data_file = destinations.empty() || destinations[0].to_stdout ? "model.onnx.data"
-                                                                     : base_name(destinations[0].target.resolved) + ".data";
+                                                                     : data_file_name(base_name(destinations[0].target.resolved));
   call.ignore_unknown_skips = job.ignore_unknown_skips;
   call.before_conversion = job.before_conversion;
   auto result = convert(data, input->size, options, call);

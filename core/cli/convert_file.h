@@ -37,9 +37,9 @@ struct FileResult {
   std::vector<std::string> files;  // the files written, the model first (none for "-" or a dry run)
 };
 
-// `<name>.<target>.onnx` beside the input (`.onnx` taken off the input's name first): never the
-// input itself, and what the page names its download.
-std::string default_output(const std::string& input, const std::string& target);
+// Beside the input, named as every shell names a converted model (core/output_name.h), the
+// skips counted as given (the CLI refuses one that matches nothing): never the input itself.
+std::string default_output(const std::string& input, const Options& options);
 
 Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgress& progress = {});
 

@@ -201,10 +201,8 @@ void analyse_lsq(const GraphView& view, const Report& report, FixedPointFit& fit
 
 }  // namespace
 
-Status analyse_fixed_point(const onnx::ModelProto& model, const Options& options, const GraphView::Labels& labels,
-                           ExternalData* data, Report& report) {
+Status analyse_fixed_point(const GraphView& view, const Options& options, ExternalData* data, Report& report) {
   if (options.fixed_point == FixedPoint::kNone) return ok_status();
-  GraphView view(model.graph(), &labels, model.ir_version());
   FixedPointFit fit;
   fit.scheme = std::string(fixed_point_name(options.fixed_point));
   fit.source = fmt::format("{} ({})", fixed_point::scheme_description(options.fixed_point),

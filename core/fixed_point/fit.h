@@ -12,10 +12,9 @@
 
 namespace lattice {
 
-// `report` holds the conversion's matches (LSQ notes which rewrites it would not need);
-// `labels` name unnamed nodes as the report does; `data` reads tensors kept in files and the
-// conversion's produced (folded) tensors. Does nothing without a scheme.
-Status analyse_fixed_point(const onnx::ModelProto& model, const Options& options, const GraphView::Labels& labels,
-                           ExternalData* data, Report& report);
+// `view` indexes the converted graph, its unnamed nodes labelled as the report does; `report` holds
+// the conversion's matches (LSQ notes which rewrites it would not need); `data` reads tensors kept
+// in files and the conversion's produced (folded) tensors. Does nothing without a scheme.
+Status analyse_fixed_point(const GraphView& view, const Options& options, ExternalData* data, Report& report);
 
 }  // namespace lattice

@@ -68,27 +68,30 @@ test('bad options throw an Error naming the option', () => {
   assert.throws(() => lattice.convertFile(fixture('conv_bn_relu.onnx'), null, { held: new Map() }), /unknown option 'held'/);
 });
 
-// The binding's `onConverted`, which only the page's worker gives (web/worker.js): the report, the
-// descriptions and whether a data file will be written, before the output's parts are made.
-test('the binding hands the report over before writing; onConverted returning false writes nothing', async () => {
+// The binding's `onConverted` and `outputStem`, which only the page's worker gives (web/worker.js):
+// the report and the descriptions before the output's parts are made, and the output named by the
+// core from what the conversion did, its data file after it, in the one conversion.
+test('the binding hands the report over before writing, and names the output and its data file from what the skips left out', async () => {
   const module = await loadModule();
   const bytes = readFileSync(fixture('resnet_stem.onnx'));
-  const options = { describe: true, dataLayout: 'external', dataFile: 'stem.onnx.data' };
+  const plain = lattice.convert(bytes, { dataLayout: 'external', dataFile: 'x.onnx.data' });
+  const id = plain.report.matches.find((m) => m.applied && m.pattern.startsWith('Lattice')).id;
+  const options = { describe: true, dataLayout: 'external', outputStem: 'stem', ignoreUnknownSkips: true };
   let early = null;
-  const stopped = module.convert(bytes, { ...options, onConverted: (e) => { early = { ...e }; return false; } }, undefined);
-  assert.equal(stopped.stopped, true);
-  assert.equal(stopped.model, undefined, 'no part made');
-  assert.equal(early.writesDataFile, true);
-  assert.deepEqual(JSON.parse(early.report), JSON.parse(stopped.report));
+  const skipped = module.convert(bytes, { ...options, skipMatches: [id], onConverted: (e) => { early = { ...e }; } }, undefined);
+  assert.match(skipped.name, /^stem\.lattice\.skip-[0-9a-f]{4}\.onnx$/);
+  assert.equal(early.name, skipped.name);
+  assert.deepEqual(JSON.parse(early.report), JSON.parse(skipped.report));
   assert.ok(JSON.parse(early.description).nodes.length > 0 && JSON.parse(early.inputDescription).nodes.length > 0);
-  // Going on, the files are those the package writes.
-  const written = module.convert(bytes, { ...options, onConverted: () => true }, undefined);
-  const expected = lattice.convert(bytes, { dataLayout: 'external', dataFile: 'stem.onnx.data' });
-  assert.ok(Buffer.concat(written.model).equals(Buffer.from(expected.model)));
-  assert.ok(Buffer.concat(written.data).equals(Buffer.from(expected.data)));
-  let single = null;
-  module.convert(readFileSync(fixture('conv_bn_relu.onnx')), { onConverted: (e) => { single = e.writesDataFile; } }, undefined);
-  assert.equal(single, false, 'one file: no data file to name');
+  // The files are those the package writes under that name.
+  const expected = lattice.convert(bytes, { dataLayout: 'external', dataFile: `${skipped.name}.data`, skipMatches: [id] });
+  assert.ok(Buffer.concat(skipped.model).equals(Buffer.from(expected.model)));
+  assert.ok(Buffer.concat(skipped.data).equals(Buffer.from(expected.data)));
+  assert.ok(Buffer.from(expected.model).includes(Buffer.from(`${skipped.name}.data`)), 'the data file is named in the model');
+  // A skip that matches nothing here (another target's) names nothing.
+  const stale = module.convert(bytes, { ...options, target: 'none', skipMatches: [id] }, undefined);
+  assert.equal(stale.name, 'stem.none.onnx');
+  assert.ok(Buffer.concat(stale.model).includes(Buffer.from('stem.none.onnx.data')));
 });
 
 test('patterns() lists the targets of SPEC section 2', () => {

@@ -330,6 +330,31 @@ test('an external-data model picked with its data file gives the CLI\'s two file
   assert.ok(downloaded.bytes.equals(expected.model), 'the model file is the CLI\'s');
   assert.ok(data.bytes.equals(expected.data), 'the data file is the CLI\'s');
 
+  // A skip names the downloads, and so the data file written into the model, in the one
+  // conversion a change makes: also when the target changes and the skip stops matching, which
+  // is known only once converted.
+  const converts = async () => (await converterWorker(page)).evaluate(() => self.converts);
+  const before = await converts();
+  const id = (await pageReport(page)).matches.find((m) => m.applied && m.pattern.startsWith('Lattice')).id;
+  await page.uncheck(`[data-match-id="${id}"] input`);
+  await page.click('[data-testid="convert"]');
+  assert.match(await waitDone(page), /^Done/);
+  const skipped = await downloadBytes(page, 'download');
+  assert.match(skipped.name, /^stem\.lattice\.skip-[0-9a-f]{4}\.onnx$/);
+  assert.equal((await downloadBytes(page, 'download-data')).name, `${skipped.name}.data`);
+  assert.ok(skipped.bytes.equals(cliTwoFiles(model, skipped.name, ['--skip-match', id]).model), 'named and written as the CLI does');
+  await page.selectOption('[data-testid="target-select"]', 'none');
+  assert.match(await waitDone(page), /^Done/);
+  const stale = await downloadBytes(page, 'download');
+  assert.equal(stale.name, 'stem.none.onnx', 'a skip that matches nothing does not name the output');
+  assert.ok(stale.bytes.equals(cliTwoFiles(model, 'stem.none.onnx', ['--target', 'none']).model), 'its data file named in it as downloaded');
+  assert.equal(await converts() - before, 2, 'one conversion for each of the two changes');
+  await page.selectOption('[data-testid="target-select"]', 'lattice');
+  assert.match(await waitDone(page), /^Done/);
+  await page.check(`[data-match-id="${id}"] input`);
+  await page.click('[data-testid="convert"]');
+  assert.match(await waitDone(page), /^Done/);
+
   await page.selectOption('[data-testid="layout-select"]', 'inline');
   assert.match(await waitDone(page), /^Done/);
   assert.ok(await page.isHidden('[data-testid="download-data"]'), 'one file: no data file to download');
