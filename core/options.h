@@ -1,6 +1,7 @@
 #pragma once
 // What the user asked for: the same options for the CLI flags, the Node API and the page.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <string>
@@ -44,6 +45,11 @@ struct Options {
   std::vector<std::pair<std::string, std::vector<int64_t>>> input_shapes;
   DataLayout layout = DataLayout::kKeep;
   SnapWeights snap_weights = SnapWeights::kReinit;
+  // Under FPQ, ranges measured on data for FpqRangeFitPattern, by tensor name: per channel, a
+  // Relu output's largest value or a Conv output's largest |value|. Empty: the pattern estimates
+  // them from the BatchNormalizations' statistics. Data, not a choice: not in the report's options
+  // (the Node shells, which measure them, say where they came from).
+  std::map<std::string, std::vector<double>> channel_ranges;
 
   bool folds_batch_norm() const { return fold_batch_norm.value_or(fixed_point != FixedPoint::kFpq); }
   Json to_json() const;

@@ -67,6 +67,26 @@ lattice::Status input_shapes(const val& v, lattice::Options& o) {
   return lattice::ok_status();
 }
 
+// {tensor: [per-channel range, ...]}: FPQ's range fit's measured ranges (wasm/range_fit.mjs).
+lattice::Status channel_ranges(const val& v, lattice::Options& o) {
+  if (v.typeOf().as<std::string>() != "object" || v.isNull()) {
+    return lattice::options_error("options.channelRanges must be an object of arrays of numbers");
+  }
+  for (const auto& name : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", v))) {
+    val list = v[name];
+    if (!val::global("Array").call<bool>("isArray", list)) {
+      return lattice::options_error("options.channelRanges['{}'] must be an array of numbers", name);
+    }
+    std::vector<double> values;
+    for (const auto& item : emscripten::vecFromJSArray<val>(list)) {
+      if (!item.isNumber()) return lattice::options_error("options.channelRanges['{}'] must be an array of numbers", name);
+      values.push_back(item.as<double>());
+    }
+    o.channel_ranges[name] = std::move(values);
+  }
+  return lattice::ok_status();
+}
+
 // Options as the JS caller wrote them ({target, fixedPoint, foldBatchNorm, dryRun, only, skip,
 // skipMatches, inputShapes, snapWeights}), and into `call` how the call is made
 // ({ignoreUnknownSkips, describe}; resolver, dataFile, outputStem, held and onConverted are read
@@ -130,6 +150,8 @@ lattice::Result<lattice::Options> options_from(const val& opts, lattice::Convert
       status = list(o.skip_matches);
     } else if (key == "inputShapes") {
       status = input_shapes(v, o);
+    } else if (key == "channelRanges") {
+      status = channel_ranges(v, o);
     } else if (key == "target" || key == "foldBatchNorm" || key == "fixedPoint" || key == "dryRun" ||
                key == "ignoreUnknownSkips" || key == "describe" || key == "dataLayout" || key == "snapWeights" ||
                key == "resolver" || key == "dataFile" || key == "outputStem" || key == "held" || key == "onConverted") {
@@ -137,7 +159,8 @@ lattice::Result<lattice::Options> options_from(const val& opts, lattice::Convert
     } else {
       return lattice::options_error(
           "unknown option '{}' (known: target, fixedPoint, foldBatchNorm, dryRun, only, skip, skipMatches, "
-          "inputShapes, ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile, outputStem)",
+          "inputShapes, channelRanges, ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile, "
+          "outputStem)",
           key);
     }
     if (!status) return status.error();

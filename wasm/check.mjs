@@ -331,7 +331,7 @@ function runtimeFailure(cause) {
 // Loads `model` with `extra` tensors as added graph outputs and runs it on each batch of feeds in
 // turn, handing each batch's outputs by name ({type, dims, data}) to `take(index, outputs)`.
 // Adds the time taken to `timings`. A failure is thrown as {stage: 'to load' | 'to run', cause}.
-async function runModel(runtime, model, batches, extra, timings, take) {
+export async function runModel(runtime, model, batches, extra, timings, take) {
   let started = performance.now();
   let session;
   try {
@@ -745,9 +745,11 @@ export function fedText(check) {
 // repair under FPQ runs these on the repaired model (repair.mjs).
 export function twinOptions(conversion) {
   const o = conversion.options;
+  // FPQ's range fit skipped in the conversion stays skipped in the exact rewrites made again.
+  const skip = o.skip?.filter((name) => name === 'FpqRangeFitPattern') ?? [];
   return {
     target: 'none', foldBatchNorm: o.fold_batch_norm, skipMatches: o.skip_matches, ignoreUnknownSkips: true,
-    inputShapes: conversion.input_shapes, ...(o.fixed_point ? { fixedPoint: o.fixed_point } : {}),
+    inputShapes: conversion.input_shapes, ...(o.fixed_point ? { fixedPoint: o.fixed_point } : {}), ...(skip.length ? { skip } : {}),
   };
 }
 

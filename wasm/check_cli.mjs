@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, percent, verdict } from './check.mjs';
 import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { runCheck } from './check_node.mjs';
+import { rangeFitLines } from './range_fit.mjs';
 import { fixedPointRepairText } from './repair.mjs';
 
 // 5: a comparison that could not have shown a change (check.mjs, compareRuns): neither a pass nor a failure.
@@ -82,11 +83,11 @@ export function repairLines(repair) {
 // conversion has written its files.
 export function prepareCheck(request) {
   const { description, options } = request;
-  const sources = [options.inputs, options.labels, ...(request.repair?.calibration ?? [])].filter((p) => p !== undefined);
+  const sources = [options.inputs, options.labels, ...(request.repair?.calibration ?? []), ...(request.range_fit?.calibration ?? [])].filter((p) => p !== undefined);
   const absent = sources.find((path) => !existsSync(path));
   if (absent !== undefined) return `${absent}: no such file or folder`;
   // Samples size every input themselves (and are checked against them as they are read).
-  if (options.inputs !== undefined || request.repair?.calibration?.length) return '';
+  if (options.inputs !== undefined || request.repair?.calibration?.length || request.range_fit?.calibration?.length) return '';
   const { shapes, missing } = checkShapes(description, options.inputShapes);
   if (missing.length) return missingSizesMessage(missing, 'cli');
   return sizesTooLarge(description, shapes) ?? '';
@@ -120,25 +121,33 @@ export async function runCheckRequest(request, host) {
     // each against the input.
     const conversion = request.report;
     const repair = request.repair ? { calibration: request.repair.calibration, check: request.check } : undefined;
+    const rangeFit = request.range_fit ? { calibration: request.range_fit.calibration } : undefined;
     const removeWritten = () => {
       for (const path of [...(request.written ?? []), ...(request.report_path && request.report_path !== '-' ? [request.report_path] : [])]) rmSync(path, { force: true });
     };
     let result = {};
     try {
-      if (request.check || repair) {
-        result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair },
+      if (request.check || repair || rangeFit) {
+        result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair, rangeFit },
           { ...options, conversion });
       }
     } catch (e) {
       // Without its repair, the converted model is not what was asked for, and a usage error is
       // the caller's to correct before anything is written: nothing stays written.
-      if (repair || isUsage(e)) removeWritten();
+      if (repair || rangeFit || isUsage(e)) removeWritten();
       throw e;
     }
     if (result.repair) {
       // The repaired model replaces the converted one whole, as the report does.
       writeWhole(request.candidate, result.repaired);
       conversion.repair = result.repair;
+    }
+    if (result.rangeFit) {
+      // Likewise the range-fitted model (made from the repaired one, if any), and the fit analysis
+      // of what is written.
+      writeWhole(request.candidate, result.fitted);
+      conversion.range_fit = result.rangeFit;
+      if (result.fixedPoint) conversion.fixed_point = result.fixedPoint;
     }
     if (request.fpq_twin !== undefined) {
       // The twin of what was written (repaired or not); a model it cannot be made of, or a file
@@ -156,10 +165,10 @@ export async function runCheckRequest(request, host) {
     // The fit analysis gains the activations' fit on the data, beside the weights'.
     if (fpq?.activations && conversion.fixed_point) conversion.fixed_point.activations = fpq.activations;
     // Without a check or a repair the report is the conversion's, as the core wrote it.
-    if (!request.check && !repair) return EXIT.ok;
+    if (!request.check && !repair && !rangeFit) return EXIT.ok;
     if (request.report_path) writeReport(request.report_path, conversion, host.out);
     if (request.report_path !== '-') {
-      const lines = [...(result.repair ? repairLines(result.repair) : []),
+      const lines = [...(result.repair ? repairLines(result.repair) : []), ...(result.rangeFit ? rangeFitLines(result.rangeFit) : []),
         ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, result.repair ? 'repaired' : 'converted'), ...(fpq ? verdict(fpq, 'fpq') : []),
           ...(converted.inputs ? [`fed ${fedText(converted)}`] : [])].map((l) => `check: ${l}`) : [])];
       host.out(lines.map((l) => `${l}\n`).join(''));

@@ -34,8 +34,8 @@ const REPAIR_KNOWN = ['calibration', 'ridge', 'maxRows', 'seed', 'inputRange', '
 // repaired first ({repair: its report, repaired: the model's bytes}) and, when `check`, the check
 // runs the repaired model. Rejects with a coded Error for a bad option, an unreadable file or
 // a missing runtime; a model that fails to load or run is in the report.
-export function runCheck({ original, candidate, twin = false, repair }, options = {}) {
-  const known = repair ? [...new Set([...KNOWN, ...REPAIR_KNOWN])] : KNOWN;
+export function runCheck({ original, candidate, twin = false, repair, rangeFit }, options = {}) {
+  const known = repair || rangeFit ? [...new Set([...KNOWN, ...REPAIR_KNOWN])] : KNOWN;
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) return Promise.reject(coded(`unknown check option '${key}' (known: ${known.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
   }
@@ -56,7 +56,7 @@ export function runCheck({ original, candidate, twin = false, repair }, options 
   const stop = new Int32Array(new SharedArrayBuffer(4));
   let workerData;
   try {
-    workerData = { original: sourceOf(original, 'original'), candidate: candidate === undefined ? undefined : sourceOf(candidate, 'candidate'), twin, repair, options: rest, stop };
+    workerData = { original: sourceOf(original, 'original'), candidate: candidate === undefined ? undefined : sourceOf(candidate, 'candidate'), twin, repair, rangeFit, options: rest, stop };
   } catch (e) {
     return Promise.reject(e);
   }
@@ -90,6 +90,19 @@ export async function repair(original, converted, options = {}) {
   const sources = calibration === undefined ? [] : Array.isArray(calibration) ? calibration : [calibration];
   const result = await runCheck({ original, candidate: converted, repair: { calibration: sources, check: false } }, rest);
   return { model: result.repaired, report: result.repair };
+}
+
+// converter.fitRanges(converted, options) -> {model: the fitted model's bytes, report}: FPQ's range
+// fit (wasm/range_fit.mjs) on `calibration` (a source or a list; none: seeded random inputs in
+// [0, 2), said so), on a model converted with fixedPoint 'fpq'. `conversion`: its report.
+export async function fitRanges(converted, options = {}) {
+  for (const key of Object.keys(options)) {
+    if (!REPAIR_KNOWN.includes(key)) throw coded(`unknown range fit option '${key}' (known: ${REPAIR_KNOWN.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
+  }
+  const { calibration, ...rest } = options;
+  const sources = calibration === undefined ? [] : Array.isArray(calibration) ? calibration : [calibration];
+  const result = await runCheck({ original: converted, candidate: converted, rangeFit: { calibration: sources, alone: true } }, rest);
+  return { model: result.fitted, report: result.rangeFit };
 }
 
 // converter.check(original, candidate, options) -> the check report; with simulate: 'fpq', its

@@ -110,7 +110,7 @@ async function checkFpq(ort, candidate, options, onProgress) {
 }
 
 try {
-  const { original, candidate, twin, repair, options, stop } = workerData;
+  const { original, candidate, twin, repair, rangeFit, options, stop } = workerData;
   const signal = { get aborted() { return Atomics.load(stop, 0) === 1; } };
   const onProgress = (stage, fraction) => post({ type: 'progress', stage, fraction });
   const ort = await runtime();
@@ -118,7 +118,7 @@ try {
   const engine = await createEngine();
   const module = engine._module;
   const reference = modelFrom(module, original, 'original');
-  if (options.inputs === undefined && !repair?.calibration.length) refuseOversized(module, original, reference, options.inputShapes);
+  if (options.inputs === undefined && !repair?.calibration.length && !rangeFit?.calibration.length) refuseOversized(module, original, reference, options.inputShapes);
   // The original runs once for both comparisons. The twin is the original converted again with
   // the conversion's options; its own report names the folds behind its tensors. Folds are exact
   // up to float rounding, which grows with the values' scale: its atol is scaled by each
@@ -155,13 +155,37 @@ try {
     repaired = await repairModel(ort, { ...engine, settleFixedPoint }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };
   }
+  let fitted;
+  if (rangeFit) {
+    // Under FPQ the ranges are measured on the model as it stands (repaired or converted), on the
+    // calibration samples the repair fits too (its share of them), or seeded random inputs.
+    const { fitRanges, fitSamples } = await import('./range_fit.mjs');
+    const { fpqTwin } = await import('./fpq.mjs');
+    let calibration = null;
+    if (rangeFit.calibration.length) {
+      onProgress('reading the calibration samples', 0);
+      const given = [];
+      for (const source of rangeFit.calibration) given.push(await read(source));
+      calibration = joinSamples(given);
+      if (repair?.check && options.inputs === undefined) [calibration] = holdOut(calibration);
+    }
+    const files = Object.fromEntries(candidates[0].model.externalData.map((f) => [f.path, f.data]));
+    // A repaired model is described anew: its new biases' BatchNormalizations renamed its convs' outputs.
+    const current = repaired ? modelFrom(module, { bytes: candidates[0].model.bytes, dataFiles: files }, 'repaired') : candidates[0].model;
+    const settle = (bytes, settleOptions) => modelFrom(module, { bytes, dataFiles: files }, 'range-fitted', settleOptions);
+    fitted = await fitRanges(ort, { settle, fpqTwin }, current, options.conversion, fitSamples(current.description, calibration, rest), onProgress);
+    candidates[0].model = { ...current, bytes: fitted.bytes, description: fitted.description };
+  }
   const { simulate, ...shared } = rest;
-  const reports = !repair || repair.check ? await checkCandidates(ort, reference, candidates, shared, onProgress) : [];
+  // A repair, or a range fit alone (converter.fitRanges), checks only when asked to.
+  const checks = repair ? repair.check : !rangeFit?.alone;
+  const reports = checks ? await checkCandidates(ort, reference, candidates, shared, onProgress) : [];
   const report = candidate && reports.length ? reports[0] : undefined;
   const twinReport = twin ? reports.at(-1) : undefined;
   const message = { type: 'result', report, twin: twinReport };
   if (simulate === 'fpq' && report) message.fpq = await checkFpq(ort, candidates[0].model, shared, onProgress);
   if (repaired) Object.assign(message, { repair: repaired.report, repaired: repaired.bytes });
+  if (fitted) Object.assign(message, { rangeFit: fitted.report, fitted: fitted.bytes, fixedPoint: fitted.fixedPoint });
   post(message);
 } catch (e) {
   post({ type: 'error', message: e.message, code: e.code ?? 'ERR_ONNX_LATTICE_CHECK', path: e.path, errno: e.errno, missing: e.missing });

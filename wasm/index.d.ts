@@ -147,6 +147,26 @@ export interface Report {
   check?: { converted: CheckReport; fold_only: CheckReport; fpq?: FpqCheckReport };
   /** `convert --repair` (Node CLI) and the page's repair: what was refitted, on what data. */
   repair?: RepairReport;
+  /** Under fixedPoint 'fpq', when the Node CLI runs the model (--check, --repair, --calibration):
+   *  FPQ's range fit on measured ranges. See docs/fixed-point.md. */
+  range_fit?: RangeFitReport;
+}
+
+/** FPQ's range fit on data (FpqRangeFitPattern given the ranges measured on the samples). */
+export interface RangeFitReport {
+  pattern: 'FpqRangeFitPattern';
+  data: { source: string; samples: number; seed?: number; note?: string };
+  /** Relu and Conv outputs whose per-channel ranges were measured. */
+  tensors_measured: number;
+  /** The range fit's matches (ids as every pattern's; skip one with skipMatches). */
+  matches: Match[];
+  /** What no scale could fit: the layer and what it would need. */
+  warnings: Report['warnings'];
+  /** The share of all FPQ activation values that clip, before → after; and per tensor. */
+  clipped: { before: number; after: number };
+  activations: { tensor: string; role: string; representation: string; clipped: { before: number; after: number }; sqnr_db: { before: number; after: number } }[];
+  /** The fitted model against the model before the fit, with the fold-only tolerance. */
+  float_check: { pass: boolean; verdict?: string; error?: string; outputs: { name: string; max_abs: number; pass: boolean }[] };
 }
 
 /** What a repair did: each Conv/Gemm whose output the conversion changed, refitted by ridge least
@@ -490,6 +510,11 @@ export interface Converter {
    *  calibration samples (onnxruntime-node in a worker; the fit in the converter's module).
    *  Resolves to the repaired model's bytes and what was done. See docs/repair.md. */
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
+  /** FPQ's range fit (docs/fixed-point.md) of a model converted with fixedPoint 'fpq': the ranges
+   *  measured on `calibration` (default 32 seeded random inputs in [0, 2), said so) in
+   *  onnxruntime-node, the rewrite by FpqRangeFitPattern. Resolves to the fitted model's bytes and
+   *  the clipped shares before → after. */
+  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
   /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
    *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
    *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */
@@ -550,6 +575,13 @@ export interface SyncConverter {
   check(original: CheckModel, candidate: CheckModel, options?: CheckOptions): Promise<CheckReport>;
   /** As Converter.repair: asynchronous here too. */
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
+  /** As Converter.fitRanges: asynchronous here too. */
+  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
+  /** FPQ's range fit (docs/fixed-point.md) of a model converted with fixedPoint 'fpq': the ranges
+   *  measured on `calibration` (default 32 seeded random inputs in [0, 2), said so) in
+   *  onnxruntime-node, the rewrite by FpqRangeFitPattern. Resolves to the fitted model's bytes and
+   *  the clipped shares before → after. */
+  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
   /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
    *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
    *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */

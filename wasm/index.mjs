@@ -5,7 +5,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ABORTED, RUNNING } from './call_state.mjs';
-import { check, repair } from './check_node.mjs';
+import { check, fitRanges, repair } from './check_node.mjs';
 import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './engine.mjs';
 
 // The FPQ twin's module loads on the first twin (fpq.mjs), in both converters.
@@ -15,7 +15,7 @@ const fpqTwin = async (bytes) => (await import('./fpq.mjs')).fpqTwin(bytes);
 // it is asynchronous in both converters.
 export async function createSyncConverter() {
   const { _heapBytes, _module, ...converter } = await createEngine();
-  return { ...converter, check, repair, fpqTwin };
+  return { ...converter, check, repair, fitRanges, fpqTwin };
 }
 
 const optionsError = (message) => codedError(message, 'ERR_ONNX_LATTICE_OPTIONS');
@@ -219,6 +219,7 @@ export async function createConverter() {
     describe: inMemory('describe'),
     check,
     repair,
+    fitRanges,
     fpqTwin,
     patterns: () => JSON.parse(catalogue),
     hardware: () => JSON.parse(table),

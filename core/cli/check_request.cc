@@ -115,6 +115,14 @@ Json check_request(std::string_view command, const std::string& original, const 
   Json request = Json::object().set("command", command).set("original", original).set("candidate", candidate)
                      .set("json", json).set("check", check.requested).set("options", std::move(o));
   if (check.repair) request.set("repair", Json::object().set("calibration", Json::array_of(check.calibration)));
+  // Under FPQ, whenever the host runs the converted model, it measures the ranges the range fit
+  // needs (on the calibration samples, or seeded random inputs) and fits them, unless skipped.
+  bool fits = options.fixed_point == FixedPoint::kFpq && command == "convert" &&
+              std::find(options.skip.begin(), options.skip.end(), "FpqRangeFitPattern") == options.skip.end() &&
+              (options.only.empty() || std::find(options.only.begin(), options.only.end(), "FpqRangeFitPattern") != options.only.end());
+  if (fits && check.runs_models()) {
+    request.set("range_fit", Json::object().set("calibration", Json::array_of(check.calibration)));
+  }
   if (check.fpq_twin) request.set("fpq_twin", *check.fpq_twin);
   if (report != nullptr) request.set("report", *report).set("report_path", report_path);
   return request;

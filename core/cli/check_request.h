@@ -26,7 +26,8 @@ struct CheckFlags {
   std::optional<std::string> inputs, labels;
   std::optional<std::string> image_resize, image_scale, image_order;
   // `convert --repair`: the host refits the rewritten layers on the calibration samples (none:
-  // seeded random inputs) before it checks; also a request for a host with a runtime.
+  // seeded random inputs) before it checks; also a request for a host with a runtime. Under
+  // --fixed-point fpq the host also measures FPQ's range fit on them (wasm/range_fit.mjs).
   bool repair = false;
   std::vector<std::string> calibration;
   // --check-shape NAME:d0,...: the size the check feeds an input, leaving the converted model's
@@ -37,7 +38,7 @@ struct CheckFlags {
   // `convert --fpq-twin FILE`: the host also writes the output's FPQ twin there.
   std::optional<std::string> fpq_twin;
 
-  bool runs_models() const { return requested || repair; }
+  bool runs_models() const { return requested || repair || !calibration.empty(); }
   // What only a host with the FPQ twin's module (the Node CLI) can do after a conversion.
   bool needs_host() const { return runs_models() || fpq_twin.has_value(); }
 

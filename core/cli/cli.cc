@@ -69,7 +69,8 @@ constexpr Flag kCheckFlags[] = {
 constexpr Flag kConvertCheckFlag[] = {
     {"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"},
     {"--repair", "refit the rewritten layers so the output reproduces the input's tensors on samples (Node CLI)"},
-    {"--calibration PATH", "the samples --repair fits (repeatable; as --inputs; default 32 seeded random inputs)"},
+    {"--calibration PATH", "the samples --repair fits and --fixed-point fpq's range fit measures (repeatable; as --inputs; "
+                           "default 32 seeded random inputs)"},
     {"--fpq-twin FILE", "also write the output's FPQ twin: every value in Lattice FPQ's fixed point, in standard ONNX (Node CLI)"},
 };
 constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx|- [flags]   plan + audit, writes nothing (- reads standard input)\n";
@@ -312,12 +313,14 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
                       "--simulate are the check's: add --check"};
   }
   if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
-  if (!cmd.check.calibration.empty() && !cmd.check.repair) return UsageError{"--calibration is what --repair fits: add --repair"};
+  if (!cmd.check.calibration.empty() && !cmd.check.repair && cmd.job.options.fixed_point != FixedPoint::kFpq) {
+    return UsageError{"--calibration is what --repair fits, or what --fixed-point fpq's range fit measures: add one"};
+  }
   if (check) cmd.check.requested = true;
   if (cmd.check.runs_models() && convert && (cmd.job.options.dry_run || cmd.job.output == "-" || cmd.inputs.size() > 1 ||
                                          !cmd.out_dir.empty())) {
     return UsageError{fmt::format("{} runs the converted model, so it needs one model and -o FILE (not -, nor --dry-run)",
-                                  cmd.check.requested ? "--check" : "--repair")};
+                                  cmd.check.requested ? "--check" : cmd.check.repair ? "--repair" : "--calibration")};
   }
   if (cmd.check.fpq_twin) {
     // The twin is made from the written output, so there must be exactly one, in a file.

@@ -111,6 +111,23 @@ void input_range_findings(const GraphView& view, FixedPointFit& fit) {
   }
 }
 
+// Which ranges FpqRangeFitPattern fitted to, once for the model: measured ones, or (with no data)
+// its estimate from the BatchNormalizations' statistics.
+void range_fit_finding(const Options& options, const Report& report, FixedPointFit& fit) {
+  size_t fitted = 0;
+  for (const auto& m : report.matches) fitted += m.applied && m.pattern == "FpqRangeFitPattern";
+  if (fitted == 0) return;
+  std::string message =
+      options.channel_ranges.empty()
+          ? fmt::format("{} layer{} fitted to FPQ's ranges without data: each activation's range estimated from its "
+                        "BatchNormalization's statistics (beta + 3|gamma|); the Node shells measure them on samples "
+                        "(--calibration)",
+                        fitted, fitted == 1 ? "" : "s")
+          : fmt::format("{} layer{} fitted to FPQ's ranges measured on data ({} tensors)", fitted,
+                        fitted == 1 ? "" : "s", options.channel_ranges.size());
+  fit.findings.push_back({"", "range-fit", std::move(message), std::string(fixed_point::kFpqTable)});
+}
+
 Status analyse_fpq(const GraphView& view, ExternalData* data, FixedPointFit& fit) {
   input_range_findings(view, fit);
   const std::string table(fixed_point::kFpqTable);
@@ -210,6 +227,7 @@ Status analyse_fixed_point(const GraphView& view, const Options& options, Extern
   if (options.fixed_point == FixedPoint::kFpq) {
     fit.error_threshold = fixed_point::kFpqErrorThreshold;
     if (auto s = analyse_fpq(view, data, fit); !s) return s;
+    range_fit_finding(options, report, fit);
   } else {
     analyse_lsq(view, report, fit);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/patterns/fixed_point/conv_bias_into_batch_norm.h"
+#include "core/patterns/fixed_point/range_fit.h"
 #include "core/patterns/fold/conv_bn.h"
 #include "core/patterns/fold/conv_scale_shift.h"
 #include "core/patterns/lattice/targets.h"
@@ -12,7 +13,9 @@ namespace {
 
 // The fusion phase, in the order it runs: every target's, whatever its hardware.
 std::vector<const Pattern*> fusion_patterns() {
-  return {&conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern(), &fpq_conv_bias_into_batch_norm_pattern()};
+  // FPQ's range fit runs last: on the BatchNormalizations the bias move left or made.
+  return {&conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern(), &fpq_conv_bias_into_batch_norm_pattern(),
+          &fpq_range_fit_pattern()};
 }
 
 const std::vector<Target>& built_in_targets() {

@@ -82,7 +82,13 @@ TEST_CASE("check flags: samples, labels and an image's preprocessing; the repair
   REQUIRE(parse("--calibration", "a.npz", c).value());
   REQUIRE(parse("--calibration", "b/", c).value());
   CHECK_FALSE(parse("--calibration", std::nullopt, c));
-  CHECK_FALSE(c.runs_models());
+  CHECK(c.runs_models());  // under --fixed-point fpq, FPQ's range fit measures on them
+  Options fpq;
+  fpq.fixed_point = FixedPoint::kFpq;
+  CHECK(check_request("convert", "a.onnx", "b.onnx", c, fpq, "", nullptr).dump(false).ends_with(
+      R"("range_fit":{"calibration":["a.npz","b/"]}})"));
+  fpq.skip = {"FpqRangeFitPattern"};
+  CHECK(check_request("convert", "a.onnx", "b.onnx", c, fpq, "", nullptr).dump(false).find("range_fit") == std::string::npos);
   REQUIRE(parse("--repair", std::nullopt, c).value());
   CHECK(c.runs_models());
   Json request = check_request("convert", "a.onnx", "b.onnx", c, Options{}, "", nullptr);

@@ -1340,6 +1340,16 @@ test('axe-core finds no serious or critical violation after a conversion', async
   await context.close();
 });
 
+// Unticks every FPQ range fit match and converts again; returns their ids.
+async function skipRangeFit(page) {
+  const ids = await page.$$eval('[data-match-id^="FpqRangeFitPattern:"]', (rows) => rows.map((r) => r.dataset.matchId));
+  assert.ok(ids.length > 0, 'the range fit matched');
+  for (const id of ids) await page.uncheck(`[data-match-id="${id}"] input`);
+  await page.click('[data-testid="convert"]');
+  await waitDone(page);
+  return ids;
+}
+
 test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point fpq`, and shows the fit', async () => {
   const { page, context, consoleErrors } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
@@ -1350,8 +1360,14 @@ test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point 
   assert.equal(await page.isChecked('[data-testid="fold-bn"]'), false);
   const { name } = await checkAgainstCli(page, fixture('bn_scales_up.onnx'), ['--fixed-point', 'fpq']);
   assert.equal(name, 'bn_scales_up.lattice.fpq.onnx');
+  // FPQ's range fit (estimated from the BatchNorm, as the CLI does without data) brings conv_b's
+  // weights into range; its matches unticked, conv_b clips as converted.
+  assert.match(await page.textContent('[data-testid="fixed-point-summary"]'),
+    /^FPQ: 0 of 2 layers clip, 0 more over the 10\.0 % error threshold; 0 of 1 BatchNorms out of range/);
+  const fits = await skipRangeFit(page);
   assert.match(await page.textContent('[data-testid="fixed-point-summary"]'),
     /^FPQ: 1 of 2 layers clip, 0 more over the 10\.0 % error threshold; 0 of 1 BatchNorms out of range/);
+  for (const id of fits) await page.check(`[data-match-id="${id}"] input`);
   // Folding asked for under FPQ: the folded conv clips too, and the node's properties say by how much.
   await page.check('[data-testid="fold-bn"]');
   await waitDone(page);
@@ -1387,6 +1403,7 @@ test('under a fixed-point scheme each analysed layer wears its fit in the conver
   // figure in make_fixed_point.py), the BatchNorm's scale lies inside signed 5.10.
   await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
   await waitDone(page);
+  await skipRangeFit(page);  // the weights as converted: the range fit would bring conv_b's into range
   await page.waitForSelector('[data-testid="fit-badge"]');
   const report = await pageReport(page);
   const [bn] = report.fixed_point.batch_norms;

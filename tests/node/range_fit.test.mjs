@@ -1,0 +1,92 @@
+// FPQ range fitting (FpqRangeFitPattern, wasm/range_fit.mjs): on the digits CNN trained on real
+// data, exported with its BatchNormalizations folded into the convs (stem weights beyond FPQ's
+// [-0.5, 0.5), activations beyond [0, 2)), the fit measured on the calibration samples keeps the
+// FPQ twin deciding as the float model on held-out samples, passes the float check and lowers the
+// clipped shares; the same conversion without it is reported. Seeded, deterministic.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'node:test';
+
+import { createConverter } from '../../wasm/index.mjs';
+import { CLIS, TRAINED, fixture, scratch } from './helpers.mjs';
+import { compareOutputs } from './ort.mjs';
+
+const dir = scratch();
+const fused = join(TRAINED, 'digits_fused.onnx');
+const skip = !existsSync(fused) && 'no trained models (tests/fixtures/make_trained.py)';
+
+function convert(args, name) {
+  const out = join(dir, `${name}.onnx`), report = join(dir, `${name}.json`);
+  const r = CLIS.node(['convert', fused, '-o', out, '--report', report, '--target', 'none', '--fixed-point', 'fpq', '--check',
+    '--simulate', 'fpq', '--inputs', join(TRAINED, 'heldout.npz'), ...args]);
+  assert.equal(r.status, 0, r.stderr + r.stdout);
+  return { stdout: r.stdout, report: JSON.parse(readFileSync(report, 'utf8')) };
+}
+
+test('range fit on calibration data: the FPQ twin agrees with the float model on > 95 % of held-out samples', { skip }, () => {
+  const fitted = convert(['--calibration', join(TRAINED, 'calibration.npy')], 'fitted');
+  const without = convert(['--skip', 'FpqRangeFitPattern'], 'without');
+  const agreement = (r) => r.check.fpq.outputs[0].top1_agreement;
+  console.log(`FPQ twin top-1 agreement on 400 held-out samples: without range fit ${(100 * agreement(without.report)).toFixed(1)} %, ` +
+    `with it ${(100 * agreement(fitted.report)).toFixed(1)} %`);
+  console.log(fitted.stdout.split('\n').filter((l) => l.startsWith('range fit')).join('\n'));
+  assert.ok(agreement(fitted.report) > 0.95, `agreement ${agreement(fitted.report)}`);
+  assert.equal(without.report.range_fit, undefined);
+  assert.ok(!without.report.matches.some((m) => m.pattern === 'FpqRangeFitPattern'));
+
+  const fit = fitted.report.range_fit;
+  assert.equal(fit.data.source, 'calibration.npy');
+  assert.equal(fit.data.samples, 128);
+  assert.ok(fit.matches.filter((m) => m.applied).length >= 3, JSON.stringify(fit.matches.map((m) => m.id)));
+  assert.ok(fit.matches.every((m) => m.numerically_equivalent && m.id.startsWith('FpqRangeFitPattern:')));
+  // Exact in float: the fit against the model before it, and the whole conversion against the
+  // original (the fold-only twin and the converted model's own check).
+  assert.equal(fit.float_check.pass, true);
+  assert.equal(fitted.report.check.fold_only.pass, true);
+  assert.ok(fitted.report.check.converted.outputs[0].top1_agreement === 1);
+  // The clipped shares it reports go down, overall and on every tensor it fitted.
+  assert.ok(fit.clipped.after < fit.clipped.before, JSON.stringify(fit.clipped));
+  // Its weights now within signed 0.7 with scale 0.5: the fit analysis of what was written.
+  const stem = fitted.report.fixed_point.layers[0];
+  assert.equal(stem.clipped, 0, JSON.stringify(stem));
+  assert.ok(without.report.fixed_point.layers[0].clipped > 0.1);
+  assert.match(fitted.stdout, /range fit: \d+ layers fitted to FPQ's ranges measured on calibration\.npy/);
+});
+
+test('range fit without calibration samples: seeded random inputs in [0, 2), said so; the API does the same', { skip }, async () => {
+  const lattice = await createConverter();
+  const converted = await lattice.convert(readFileSync(fused), { target: 'none', fixedPoint: 'fpq' });
+  const a = await lattice.fitRanges(converted.model, { conversion: converted.report });
+  const b = await lattice.fitRanges(converted.model, { conversion: converted.report });
+  assert.deepEqual(a.model, b.model, 'seeded');
+  assert.equal(a.report.data.source, '32 random inputs in [0, 2)');
+  assert.match(a.report.data.note, /not your data/);
+  assert.equal(a.report.float_check.pass, true);
+  const c = await lattice.fitRanges(converted.model, { conversion: converted.report, calibration: join(TRAINED, 'calibration.npy') });
+  assert.equal(c.report.data.samples, 128);
+  assert.ok(c.report.clipped.after < c.report.clipped.before);
+  // A skipped match id is left as it is.
+  const id = c.report.matches.find((m) => m.applied).id;
+  const skipped = await lattice.fitRanges(converted.model, {
+    conversion: { ...converted.report, options: { ...converted.report.options, skip_matches: [id] } },
+    calibration: join(TRAINED, 'calibration.npy'),
+  });
+  assert.match(skipped.report.matches.find((m) => m.id === id).reason, /skipped on request/);
+});
+
+// The rewrite under onnxruntime, on plain, depthwise and grouped convs (each conv's BatchNorm moved
+// bias included): the fit without data (its estimate) leaves the outputs as they were.
+test('range fit: exact in float under onnxruntime on plain, depthwise and grouped convs', async () => {
+  const lattice = await createConverter();
+  const input = readFileSync(fixture('fpq_biases.onnx'));
+  const { model, report } = await lattice.convert(input, { target: 'none', fixedPoint: 'fpq' });
+  const fits = report.matches.filter((m) => m.pattern === 'FpqRangeFitPattern' && m.applied);
+  assert.ok(fits.length >= 2, JSON.stringify(report.matches.map((m) => [m.id, m.reason])));
+  assert.ok(fits.some((m) => m.node_ops?.includes('Relu') && m.node_ops.at(-1) === 'Conv'), JSON.stringify(fits.map((m) => m.node_ops)));
+  assert.ok(report.fixed_point.findings.some((f) => f.rule === 'range-fit' && /without data/.test(f.message)));
+  const { outputs } = await compareOutputs(input, model);
+  for (const [name, { maxDiff, maxMag }] of Object.entries(outputs)) {
+    assert.ok(maxDiff <= 1e-5 * maxMag, `${name}: max |diff| ${maxDiff} > 1e-5 x ${maxMag}`);
+  }
+});
