@@ -290,7 +290,8 @@ export async function repairModel(runtime, module, original, converted, conversi
     if (layer.rectified) {
       // Before a Relu, a value the original had at or below zero needs only to stay there:
       // fitted again with those targets set to what the first fit gives there, the solve spends
-      // its freedom where the Relu lets values through.
+      // its freedom where the Relu lets values through. The same input: the fit module reuses the
+      // first fit's features' sums and factorisation (FitMemory), so this costs the targets' side only.
       const first = (await mine.run(bytes, [], [layer.output]))(layer.output).data;
       const relaxed = new Float32Array(target.length);
       for (let i = 0; i < target.length; ++i) relaxed[i] = target[i] <= 0 && first[i] <= 0 ? first[i] : target[i];
