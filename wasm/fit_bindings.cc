@@ -189,7 +189,9 @@ val fit_layer(const val& spec) {
     r.current_weights = std::span<const float>(in->weights);
     if (!spec["current"]["bias"].isUndefined()) r.current_bias = std::span<const float>(in->bias);
   }
-  auto fit = lattice::repair::fit_layer(r);
+  // A layer fitted twice on the same input (before a Relu) reuses the first fit's features' sums.
+  static lattice::repair::FitMemory memory;
+  auto fit = lattice::repair::fit_layer(r, &memory);
   if (!fit) return failure(fit.error());
   val out = val::object();
   out.set("weights", floats_out(fit->weights));

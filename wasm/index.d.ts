@@ -588,7 +588,9 @@ export interface SyncConverter {
   fpqTwin(model: Uint8Array | ArrayBuffer): Promise<{ model: Uint8Array; twin: FpqSimulation }>;
   patterns(): Catalogue;
   hardware(): Hardware;
-  /** Repair's core: one layer's ridge refit from its activations. */
+  /** Repair's core: one layer's ridge refit from its activations. A call on the same input as the
+   *  last one (the same spec, input, maxRows and seed; other targets) reuses its sums of the input
+   *  and their factorisation, which the module keeps until a call on another input. */
   fitLayer(spec: LayerFitSpec): LayerFit;
   /** The WebAssembly heap bytes fitLayer needs for such a spec (dims only). */
   fitBytes(spec: LayerFitSpec): number;

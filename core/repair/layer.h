@@ -21,6 +21,8 @@ struct LayerSpec {
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 1.0;
   std::vector<int64_t> weight_shape;  // Conv [M, C/group, kh, kw]; Gemm [K, M], or [M, K] with transB
+
+  friend bool operator==(const LayerSpec&, const LayerSpec&) = default;
 };
 
 // What the fit solves, per group: rows of `columns` features (the patch under the kernel, or a

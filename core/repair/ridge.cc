@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/repair/products.h"
+
 namespace lattice::repair {
 namespace {
 
@@ -21,9 +23,10 @@ double dot(const double* a, const double* b, size_t n) {
   return (s0 + s1) + (s2 + s3);
 }
 
-// Rows of the scatter matrix summed per tile of this many features, so the two tiles' rows of the
-// block stay in cache while every pair of them is summed.
-constexpr size_t kTile = 32;
+// Columns of the Cholesky factor, and rows of the triangular solves, taken a panel at a time: the
+// products with everything before the panel are one pass of add_dot_products over the factor (the
+// factor of a 4,608-feature layer is 170 MB: one pass per column made the solve memory-bound).
+constexpr size_t kPanel = 32;
 
 // A Cholesky pivot below this fraction of its diagonal means the feature is (numerically) a
 // combination of earlier ones: the penalty is raised rather than weights amplified past 1e5.
@@ -56,9 +59,10 @@ NormalEquations::NormalEquations(size_t columns, size_t outputs)
       sum_yy_(outputs) {}
 
 uint64_t NormalEquations::bytes(uint64_t columns, uint64_t outputs) {
-  // xx_, xy_ and the solve's W; the blocks; the per-feature and per-output vectors.
-  return sizeof(double) * (columns * columns + 2 * columns * outputs + kBlockRows * (columns + outputs) +
-                           4 * columns + 6 * outputs);
+  // xx_, xy_, the solve's W and its transpose; the blocks; the panels of the factorisation and
+  // the solve; the per-feature and per-output vectors.
+  return sizeof(double) * (columns * columns + 3 * columns * outputs + kBlockRows * (columns + outputs) +
+                           kPanel * (2 * columns + outputs) + 4 * columns + 6 * outputs);
 }
 
 NormalEquations::Row NormalEquations::next_row() {
@@ -84,7 +88,7 @@ void NormalEquations::flush() {
     double* row = bx + i * kBlockRows;
     double s = 0;
     for (size_t r = 0; r < n; ++r) s += (row[r] -= x0_[i]);
-    sum_x_[i] += s;
+    if (!retargeting_) sum_x_[i] += s;
   }
   for (size_t i = 0; i < m_; ++i) {
     double* row = by + i * kBlockRows;
@@ -93,22 +97,11 @@ void NormalEquations::flush() {
     sum_y_[i] += s;
     sum_yy_[i] += dot(row, row, n);
   }
-  for (size_t i0 = 0; i0 < p_; i0 += kTile) {
-    size_t i1 = std::min(p_, i0 + kTile);
-    for (size_t j0 = i0; j0 < p_; j0 += kTile) {
-      size_t j1 = std::min(p_, j0 + kTile);
-      for (size_t i = i0; i < i1; ++i) {
-        const double* xi = bx + i * kBlockRows;
-        double* out = xx_.data() + i * p_;
-        for (size_t j = std::max(i, j0); j < j1; ++j) out[j] += dot(xi, bx + j * kBlockRows, n);
-      }
-    }
-  }
-  for (size_t i = 0; i < p_; ++i) {
-    const double* xi = bx + i * kBlockRows;
-    double* out = xy_.data() + i * m_;
-    for (size_t j = 0; j < m_; ++j) out[j] += dot(xi, by + j * kBlockRows, n);
-  }
+  // The block's rows are features (or outputs), their values the block's rows: the scatter
+  // matrix's upper triangle is the rows' dot products with each other, Cxy those with y's.
+  const Rows x{bx, p_, kBlockRows, 0}, y{by, m_, kBlockRows, 0};
+  if (!retargeting_) add_dot_products(x, x, n, xx_.data(), p_, true);
+  add_dot_products(x, y, n, xy_.data(), m_, false);
   rows_ += n;
   pending_ = 0;
 }
@@ -117,50 +110,76 @@ Status NormalEquations::centre() {
   if (centred_) return ok_status();
   flush();
   if (rows_ == 0) return options_error("no rows to fit");
+  if (retargeting_ && rows_ != feature_rows_) {
+    return options_error("a second fit of the same rows was given {} rows where the first had {}", rows_, feature_rows_);
+  }
   double n = static_cast<double>(rows_);
   // NaN and infinity in any row reach the sums (squares keep them there): one check for all rows.
   auto finite = [](const std::vector<double>& v) { return std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); }); };
   bool ok = finite(sum_x_) && finite(sum_y_) && finite(sum_yy_);
   for (size_t i = 0; i < p_ && ok; ++i) ok = std::isfinite(xx_[i * p_ + i]);
   if (!ok) return options_error("the layer's input or target holds NaN or infinity");
-  mean_x_.resize(p_);
+  if (!features_centred_) {
+    mean_x_.resize(p_);
+    shifted_mean_x_.resize(p_);
+    for (size_t i = 0; i < p_; ++i) shifted_mean_x_[i] = sum_x_[i] / n;
+    const std::vector<double>& mx = shifted_mean_x_;
+    for (size_t i = 0; i < p_; ++i) {
+      double* row = xx_.data() + i * p_;
+      for (size_t j = i; j < p_; ++j) row[j] -= n * mx[i] * mx[j];
+      row[i] = std::max(row[i], 0.0);  // a variance, however it rounded
+      mean_x_[i] = x0_[i] + mx[i];
+    }
+    features_centred_ = true;
+    feature_rows_ = rows_;
+  }
   mean_y_.resize(m_);
-  std::vector<double> mx(p_), my(m_);
-  for (size_t i = 0; i < p_; ++i) mx[i] = sum_x_[i] / n;
+  std::vector<double> my(m_);
   for (size_t i = 0; i < m_; ++i) my[i] = sum_y_[i] / n;
   for (size_t i = 0; i < p_; ++i) {
-    double* row = xx_.data() + i * p_;
-    for (size_t j = i; j < p_; ++j) row[j] -= n * mx[i] * mx[j];
-    row[i] = std::max(row[i], 0.0);  // a variance, however it rounded
     double* xy = xy_.data() + i * m_;
-    for (size_t j = 0; j < m_; ++j) xy[j] -= n * mx[i] * my[j];
-    mean_x_[i] = x0_[i] + mx[i];
+    for (size_t j = 0; j < m_; ++j) xy[j] -= n * shifted_mean_x_[i] * my[j];
   }
   spread_ = 0;
   for (size_t i = 0; i < m_; ++i) {
     spread_ += std::max(sum_yy_[i] - n * my[i] * my[i], 0.0);
     mean_y_[i] = y0_[i] + my[i];
   }
-  // The blocks are not needed any more.
-  block_x_ = {};
-  block_y_ = {};
   centred_ = true;
   return ok_status();
+}
+
+void NormalEquations::retarget() {
+  // Whatever the first fit made of the rows (an error comes back from the next solve).
+  if (!centred_ && !centre()) return;
+  std::fill(xy_.begin(), xy_.end(), 0.0);
+  std::fill(sum_y_.begin(), sum_y_.end(), 0.0);
+  std::fill(sum_yy_.begin(), sum_yy_.end(), 0.0);
+  rows_ = 0;
+  pending_ = 0;
+  centred_ = false;
+  retargeting_ = true;
 }
 
 bool NormalEquations::factorise(double lambda) {
   chol_diag_.assign(p_, 0.0);
   double* a = xx_.data();
-  for (size_t j = 0; j < p_; ++j) {
-    const double* lj = a + j * p_;
-    double diag = a[j * p_ + j] + lambda;
-    double s = diag - dot(lj, lj, j);
-    if (!(s > kPivotFloor * diag) || !std::isfinite(s)) return false;
-    double l = std::sqrt(s);
-    chol_diag_[j] = l;
-    for (size_t i = j + 1; i < p_; ++i) {
-      double* li = a + i * p_;
-      li[j] = (a[j * p_ + i] - dot(li, lj, j)) / l;
+  std::vector<double> before;  // rows i >= j0 against the panel's rows, over the factor's columns < j0
+  for (size_t j0 = 0; j0 < p_; j0 += kPanel) {
+    const size_t j1 = std::min(p_, j0 + kPanel), w = j1 - j0, below = p_ - j0;
+    before.assign(below * w, 0.0);
+    add_dot_products(Rows{a + j0 * p_, below, p_, 0}, Rows{a + j0 * p_, w, p_, 0}, j0, before.data(), w, false);
+    for (size_t j = j0; j < j1; ++j) {
+      const double* lj = a + j * p_;
+      const double diag = a[j * p_ + j] + lambda;
+      const double s = diag - before[(j - j0) * w + (j - j0)] - dot(lj + j0, lj + j0, j - j0);
+      if (!(s > kPivotFloor * diag) || !std::isfinite(s)) return false;
+      const double l = std::sqrt(s);
+      chol_diag_[j] = l;
+      for (size_t i = j + 1; i < p_; ++i) {
+        double* li = a + i * p_;
+        li[j] = (a[j * p_ + i] - before[(i - j0) * w + (j - j0)] - dot(li + j0, lj + j0, j - j0)) / l;
+      }
     }
   }
   return true;
@@ -227,40 +246,24 @@ Result<RidgeFit> NormalEquations::solve(double ridge) {
   // No feature varies (all zeros, one sample, a constant input): nothing to fit but the bias.
   if (mean_diag > 0 && std::isfinite(mean_diag)) {
     double lambda = ridge * mean_diag;
+    if (factorised_ && factor_ridge_ == ridge) {
+      lambda = factor_lambda_;
+      solved = true;
+    }
     for (int attempt = 0; attempt < kJitterTries && !solved; ++attempt) {
       solved = factorise(lambda);
       if (!solved) lambda = std::max(lambda * 10, mean_diag * 1e-12);
     }
+    factorised_ = solved;
+    factor_ridge_ = ridge;
+    factor_lambda_ = lambda;
     fit.lambda = lambda;
   }
   if (solved) {
-    // L L^T W = Cxy for all outputs at once: forward, then back substitution, row by row of W.
-    double* w = fit.weights.data();
-    const double* a = xx_.data();
-    for (size_t i = 0; i < p_; ++i) {
-      double* wi = w + i * m_;
-      const double* c = xy_.data() + i * m_;
-      for (size_t k = 0; k < m_; ++k) wi[k] = c[k];
-      for (size_t j = 0; j < i; ++j) {
-        double l = a[i * p_ + j];
-        if (l == 0) continue;
-        const double* wj = w + j * m_;
-        for (size_t k = 0; k < m_; ++k) wi[k] -= l * wj[k];
-      }
-      for (size_t k = 0; k < m_; ++k) wi[k] /= chol_diag_[i];
-    }
-    for (size_t i = p_; i-- > 0;) {
-      double* wi = w + i * m_;
-      for (size_t j = i + 1; j < p_; ++j) {
-        double l = a[j * p_ + i];
-        if (l == 0) continue;
-        const double* wj = w + j * m_;
-        for (size_t k = 0; k < m_; ++k) wi[k] -= l * wj[k];
-      }
-      for (size_t k = 0; k < m_; ++k) wi[k] /= chol_diag_[i];
-    }
+    solve_factorised(fit.weights);
     if (!std::all_of(fit.weights.begin(), fit.weights.end(), [](double v) { return std::isfinite(v); })) {
       fit.weights.assign(p_ * m_, 0.0);  // cannot happen with a pivot floor; never hand NaN on
+      solved = false;
     }
   }
   fit.bias.resize(m_);
@@ -269,9 +272,64 @@ Result<RidgeFit> NormalEquations::solve(double ridge) {
     for (size_t i = 0; i < p_; ++i) b -= mean_x_[i] * fit.weights[i * m_ + k];
     fit.bias[k] = b;
   }
-  fit.squared_error = std::max(centred_sse(fit.weights), 0.0);
+  // (Cxx + lambda I) W = Cxy makes W^T Cxx W = W^T Cxy - lambda W^T W, so the error
+  // tr(Cyy) - 2 tr(W^T Cxy) + tr(W^T Cxx W) needs no product with Cxx (P^2 M multiply-adds).
+  double error = spread_;
+  if (solved) {
+    for (size_t i = 0; i < p_ * m_; ++i) error -= fit.weights[i] * (xy_[i] + fit.lambda * fit.weights[i]);
+  }
+  fit.squared_error = std::max(error, 0.0);
   fit.residual = relative_residual(fit.squared_error, spread_);
   return fit;
+}
+
+void NormalEquations::solve_factorised(std::vector<double>& weights) const {
+  // L L^T W = Cxy for all outputs at once, on W transposed (output k's weights in a row), so that
+  // the sums over features are dot products of rows: forward, then back substitution, a panel of
+  // features at a time.
+  const size_t p = p_, m = m_;
+  const double* a = xx_.data();
+  std::vector<double> wt(m * p), done, panel;
+  for (size_t i = 0; i < p; ++i) {
+    for (size_t k = 0; k < m; ++k) wt[k * p + i] = xy_[i * m + k];
+  }
+  for (size_t i0 = 0; i0 < p; i0 += kPanel) {
+    const size_t i1 = std::min(p, i0 + kPanel), w = i1 - i0;
+    done.assign(m * w, 0.0);  // sum over j < i0 of L[i][j] Z[k][j]
+    add_dot_products(Rows{wt.data(), m, p, 0}, Rows{a + i0 * p, w, p, 0}, i0, done.data(), w, false);
+    for (size_t k = 0; k < m; ++k) {
+      double* z = wt.data() + k * p;
+      for (size_t i = i0; i < i1; ++i) {
+        const double* li = a + i * p;
+        double s = z[i] - done[k * w + (i - i0)];
+        for (size_t j = i0; j < i; ++j) s -= li[j] * z[j];
+        z[i] = s / chol_diag_[i];
+      }
+    }
+  }
+  for (size_t i1 = p; i1 > 0;) {
+    const size_t i0 = i1 > kPanel ? i1 - kPanel : 0, w = i1 - i0, rest = p - i1;
+    // The factor's columns i0 .. i1 below the panel, as rows: panel[ii][j - i1] = L[j][i0 + ii].
+    panel.resize(w * rest);
+    for (size_t j = i1; j < p; ++j) {
+      for (size_t ii = 0; ii < w; ++ii) panel[ii * rest + (j - i1)] = a[j * p + i0 + ii];
+    }
+    done.assign(m * w, 0.0);  // sum over j >= i1 of L[j][i] W[k][j]
+    add_dot_products(Rows{wt.data() + i1, m, p, 0}, Rows{panel.data(), w, rest, 0}, rest, done.data(), w, false);
+    for (size_t k = 0; k < m; ++k) {
+      double* z = wt.data() + k * p;
+      for (size_t i = i1; i-- > i0;) {
+        double s = z[i] - done[k * w + (i - i0)];
+        for (size_t j = i + 1; j < i1; ++j) s -= a[j * p + i] * z[j];
+        z[i] = s / chol_diag_[i];
+      }
+    }
+    i1 = i0;
+  }
+  weights.resize(p * m);
+  for (size_t i = 0; i < p; ++i) {
+    for (size_t k = 0; k < m; ++k) weights[i * m + k] = wt[k * p + i];
+  }
 }
 
 Result<RidgeFit> ridge_fit(std::span<const double> x, std::span<const double> y, size_t rows, size_t columns,

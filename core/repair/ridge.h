@@ -61,6 +61,12 @@ class NormalEquations {
   void add(std::span<const float> x, std::span<const float> y, size_t rows);
   void add(std::span<const double> x, std::span<const double> y, size_t rows);
 
+  // Starts the targets' sums again and keeps the features' and their factorisation, for a second
+  // fit of the same rows with other targets (a layer before a Relu): the rows added next must be
+  // those added before, in the same order (solve refuses another number of them). The second
+  // solve then costs O(rows P M + P^2 M), not O(rows P^2 + P^3).
+  void retarget();
+
   uint64_t rows() const { return rows_ + pending_; }
   size_t columns() const { return p_; }
   size_t outputs() const { return m_; }
@@ -85,6 +91,7 @@ class NormalEquations {
   Status centre();      // once, before a solve: the scatter matrices about the means
   bool factorise(double lambda);  // Cholesky of Cxx + lambda I into the lower triangle
   double centred_sse(std::span<const double> w) const;  // sum ||(x - mean) W - (y - mean)||^2
+  void solve_factorised(std::vector<double>& weights) const;  // W from the factor and Cxy
 
   size_t p_, m_;
   // The first row added, subtracted from every row before it is summed: centring then does not
@@ -101,7 +108,15 @@ class NormalEquations {
   std::vector<double> sum_x_, sum_y_, sum_yy_;
   std::vector<double> chol_diag_;
   std::vector<double> mean_x_, mean_y_;  // set by centre()
+  std::vector<double> shifted_mean_x_;   // mean_x_ - x0_, what centring subtracts
   bool centred_ = false;
+  bool features_centred_ = false;  // xx_ holds Cxx (kept by retarget)
+  bool retargeting_ = false;       // rows added again: only the targets' sums are made
+  uint64_t feature_rows_ = 0;
+  // The factorisation in xx_'s lower triangle, valid for `factor_ridge_` (after any increase,
+  // `factor_lambda_`), reused by a solve after retarget.
+  bool factorised_ = false;
+  double factor_ridge_ = 0, factor_lambda_ = 0;
   double spread_ = 0;  // sum of diag(Cyy): ||Y - mean Y||^2
 };
 
