@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/ranges.h>
+
 #include "core/cli/batch.h"
 #include "core/cli/check_request.h"
 #include "core/cli/convert_file.h"
@@ -117,6 +119,19 @@ std::vector<std::string> split_list(const std::string& value) {
     start = comma + 1;
   }
   return items;
+}
+
+// The check's own flags, as the table has them: those convert and check both take and only the
+// Node CLI runs ("--layerwise, --seed, ... and --simulate").
+std::string check_flags() {
+  std::vector<std::string_view> flags;
+  for (const OptionRow& row : option_rows()) {
+    if (!row.flag.empty() && (row.commands & kConvertCommand) && (row.commands & kCheckCommand) &&
+        !(row.shells & kNativeCli)) {
+      flags.push_back(row.flag);
+    }
+  }
+  return fmt::format("{} and {}", fmt::join(flags.begin(), flags.end() - 1, ", "), flags.back());
 }
 
 // What a batch (several inputs, a folder, or -d) cannot take: one output's names, one stdout.
@@ -249,8 +264,7 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
   if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
   if (convert && !cmd.check.requested && cmd.check.any_given()) {
-    return UsageError{"--layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --image-*, --check-shape and "
-                      "--simulate are the check's: add --check"};
+    return UsageError{fmt::format("{} are the check's: add --check", check_flags())};
   }
   if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
   if (!cmd.check.calibration.empty() && !cmd.check.repair) return UsageError{"--calibration is what --repair fits: add --repair"};

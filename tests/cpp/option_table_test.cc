@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "core/cli/cli.h"
 #include "core/option_table.h"
 #include "core/options.h"
 #include "core/pattern/registry.h"
+#include "memory_host.h"
 
 namespace lattice {
 namespace {
@@ -95,6 +97,14 @@ TEST_CASE("option table: folding is on unless the scheme is FPQ, and the table s
 TEST_CASE("option table: a help line puts the default in its place") {
   CHECK(option_help(row_of(OptionId::kRtol)) == "relative tolerance (default 1e-4)");
   CHECK(option_help(row_of(OptionId::kTarget)).starts_with(fmt::format("{} (default)", all_targets().front()->name)));
+}
+
+TEST_CASE("option table: a check's flag without --check is refused naming the check's flags, from the table") {
+  test::MemoryHost host;
+  CHECK(run_cli({"convert", "m.onnx", "-o", "o.onnx", "--seed", "1"}, host) == kExitUsage);
+  CHECK(host.err_text.substr(0, host.err_text.find('\n')) ==
+        "onnx-lattice: --layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --image-resize, "
+        "--image-scale, --image-order, --check-shape and --simulate are the check's: add --check");
 }
 
 }  // namespace
