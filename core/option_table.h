@@ -3,7 +3,9 @@
 // and print `--help` from it, the binding reads the Node API's options object by it, and the
 // tests hold index.d.ts, the docs' options tables and the JavaScript defaults to it
 // (tests/cpp/option_table_test.cc, tests/node/options.test.mjs). Adding an option is adding a
-// row here, then its effect where the shell applies it (docs/development.md says where).
+// row to option_rows() (option_table.cc), then its effect where the shell applies it
+// (docs/development.md says where).
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,8 +41,9 @@ inline constexpr unsigned kConversionApi = kApiConvert | kApiConvertFile | kPage
 
 // What the Node API's key holds, which the binding checks before anything else.
 // kWrapper: taken out by the JavaScript wrapper (wasm/engine.mjs) before the binding sees the
-// object, so the binding refuses it as unknown.
-enum class ApiValue { kNone, kString, kBoolean, kNumber, kStrings, kShapes, kFunction, kMap, kWrapper, kOther };
+// object, so the binding refuses it as unknown. kOther: checked by the JavaScript that takes it
+// (check(), repair(): wasm/check_node.mjs), which the binding never sees.
+enum class ApiValue { kNone, kString, kBoolean, kStrings, kShapes, kFunction, kMap, kWrapper, kOther };
 
 struct OptionRow {
   OptionId id;
