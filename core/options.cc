@@ -20,6 +20,19 @@ Result<FixedPoint> parse_fixed_point(std::string_view name) {
   return options_error("unknown fixed-point scheme '{}' (known: fpq, lsq)", name);
 }
 
+bool default_fold_batch_norm(FixedPoint scheme) { return scheme != FixedPoint::kFpq; }
+
+std::string_view data_layout_name(DataLayout layout) {
+  return layout == DataLayout::kKeep ? "keep" : layout == DataLayout::kExternal ? "external" : "inline";
+}
+
+std::optional<DataLayout> parse_data_layout(std::string_view name) {
+  for (auto layout : {DataLayout::kKeep, DataLayout::kExternal, DataLayout::kInline}) {
+    if (name == data_layout_name(layout)) return layout;
+  }
+  return std::nullopt;
+}
+
 Json Options::to_json() const {
   Json json = Json::object()
       .set("target", target)
@@ -28,7 +41,7 @@ Json Options::to_json() const {
       .set("skip", Json::array_of(skip))
       .set("skip_matches", Json::array_of(skip_matches))
       .set("dry_run", dry_run)
-      .set("data_layout", std::string(layout == DataLayout::kKeep ? "keep" : layout == DataLayout::kExternal ? "external" : "inline"))
+      .set("data_layout", data_layout_name(layout))
       .set("snap_weights", std::string(snap_weights_name(snap_weights)));
   // Only when asked for: a report without a scheme stays byte for byte what it was.
   if (fixed_point != FixedPoint::kNone) json.set("fixed_point", fixed_point_name(fixed_point));

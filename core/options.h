@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +16,8 @@ namespace lattice {
 // Where the converted model's tensor data goes: as in the input (a data file if the input has
 // one), one data file for every tensor of at least 1 KiB, or all inline in one file.
 enum class DataLayout { kKeep, kExternal, kInline };
+std::string_view data_layout_name(DataLayout layout);  // "keep", "external", "inline"
+std::optional<DataLayout> parse_data_layout(std::string_view name);
 
 // What a snapped Conv kernel's weights become: drawn anew as the seed does (reinit), or carried
 // over from the trained kernel (transfer, core/patterns/lattice/weight_transfer.h).
@@ -27,14 +28,17 @@ enum class FixedPoint { kNone, kFpq, kLsq };
 std::string_view fixed_point_name(FixedPoint scheme);  // "none", "fpq", "lsq"
 // The scheme named `name`, or an options error listing the known ones.
 Result<FixedPoint> parse_fixed_point(std::string_view name);
+// Whether BatchNormalization is folded when the user did not say: on, except under FPQ, where
+// BatchNorm is a 16-bit layer of its own and a folded conv's bias would be refused. The one
+// statement of the rule: the shells that offer a scheme ask for it (core/option_table.h, derived).
+bool default_fold_batch_norm(FixedPoint scheme);
 
 // What the conversion does: everything here is in the report's `options`, which say how to make
 // the same output again. How a call is made (progress, files, what else to return) is a
 // ConvertCall (core/convert.h).
 struct Options {
   std::string target = "lattice";
-  // Unset: the scheme's default, on except under FPQ, where BatchNormalization is a 16-bit layer
-  // of its own and a folded conv's bias would be refused. Read it through folds_batch_norm().
+  // Unset: the scheme's default (default_fold_batch_norm). Read it through folds_batch_norm().
   std::optional<bool> fold_batch_norm;
   FixedPoint fixed_point = FixedPoint::kNone;
   std::vector<std::string> only;          // pattern names; empty: all of the target's
@@ -51,7 +55,7 @@ struct Options {
   // (the Node shells, which measure them, say where they came from).
   std::map<std::string, std::vector<double>> channel_ranges;
 
-  bool folds_batch_norm() const { return fold_batch_norm.value_or(fixed_point != FixedPoint::kFpq); }
+  bool folds_batch_norm() const { return fold_batch_norm.value_or(default_fold_batch_norm(fixed_point)); }
   Json to_json() const;
 };
 

@@ -36,7 +36,7 @@ std::string output_name(std::string_view stem, const Options& options, std::span
   std::string name = fmt::format("{}.{}", stem, options.target);
   if (options.fixed_point != FixedPoint::kNone) name += fmt::format(".{}", fixed_point_name(options.fixed_point));
   if (options.snap_weights == SnapWeights::kTransfer) name += ".transfer";
-  if (options.fold_batch_norm && *options.fold_batch_norm != (options.fixed_point != FixedPoint::kFpq)) {
+  if (options.fold_batch_norm && *options.fold_batch_norm != default_fold_batch_norm(options.fixed_point)) {
     name += *options.fold_batch_norm ? ".fold" : ".no-fold";
   }
   if (!skipped.empty()) name += ".skip-" + skip_hash(skipped);

@@ -3,7 +3,7 @@
 // output, the Node API's and the page's downloads. It says how the model was made where that
 // differs from the defaults, so variants written side by side do not overwrite each other:
 //   <stem>.<target>[.fpq|.lsq][.transfer][.fold|.no-fold][.skip-<hash>].onnx
-// Folding is named only where it differs from the scheme's default (Options::folds_batch_norm);
+// Folding is named only where it differs from the scheme's default (default_fold_batch_norm);
 // the hash (4 hex digits) names the set of skipped match ids, whatever their order.
 #include <span>
 #include <string>

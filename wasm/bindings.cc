@@ -7,9 +7,12 @@
 #include <emscripten/heap.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <span>
+
+#include <fmt/ranges.h>
 
 #include "core/cli/cli.h"
 #include "core/cli/convert_file.h"
@@ -17,6 +20,7 @@
 #include "core/convert.h"
 #include "core/describe.h"
 #include "core/output_name.h"
+#include "core/option_table.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/repair/set_weights.h"
@@ -87,18 +91,25 @@ lattice::Status channel_ranges(const val& v, lattice::Options& o) {
   return lattice::ok_status();
 }
 
-// Options as the JS caller wrote them ({target, fixedPoint, foldBatchNorm, dryRun, only, skip,
-// skipMatches, inputShapes, snapWeights}), and into `call` how the call is made
+// Options as the JS caller wrote them, each key read by its row of the option table
+// (core/option_table.h) for a call of `shell`, and into `call` how the call is made
 // ({ignoreUnknownSkips, describe}; resolver, dataFile, outputStem, held and onConverted are read
 // by convert);
 // anything absent takes the CLI's default, anything misspelt or mistyped is an error.
-lattice::Result<lattice::Options> options_from(const val& opts, lattice::ConvertCall& call) {
+lattice::Result<lattice::Options> options_from(const val& opts, lattice::ConvertCall& call, unsigned shell) {
+  using lattice::ApiValue;
+  using lattice::OptionId;
   lattice::Options o;
   if (opts.isUndefined() || opts.isNull()) return o;
   if (opts.typeOf().as<std::string>() != "object") return lattice::options_error("options must be an object");
   for (const auto& key : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", opts))) {
     val v = opts[key];
     if (v.isUndefined()) continue;
+    const lattice::OptionRow* row = lattice::find_key(key, shell);
+    if (row == nullptr || row->api_value == ApiValue::kWrapper) {
+      return lattice::options_error("unknown option '{}' (known: {})", key,
+                                    lattice::known_keys(lattice::kApiConvert | lattice::kApiConvertFile));
+    }
     std::string type = v.typeOf().as<std::string>();
     auto list = [&](std::vector<std::string>& out) -> lattice::Status {
       if (!val::global("Array").call<bool>("isArray", v)) return lattice::options_error("options.{} must be an array of strings", key);
@@ -108,60 +119,35 @@ lattice::Result<lattice::Options> options_from(const val& opts, lattice::Convert
       }
       return lattice::ok_status();
     };
+    const bool typed = row->api_value == ApiValue::kString    ? type == "string"
+                       : row->api_value == ApiValue::kBoolean  ? type == "boolean"
+                       : row->api_value == ApiValue::kFunction ? type == "function"
+                       : row->api_value == ApiValue::kMap      ? v.instanceof(val::global("Map"))
+                                                               : true;  // lists and shapes say what they need
+    if (!typed) return lattice::options_error("options.{} has the wrong type ({})", key, type);
+    std::string text = type == "string" ? v.as<std::string>() : "";
+    if (row->api_value == ApiValue::kString && !row->allowed.empty() &&
+        std::find(row->allowed.begin(), row->allowed.end(), text) == row->allowed.end()) {
+      return lattice::options_error("options.{} '{}' is not one of {}", key, text, fmt::join(row->allowed, ", "));
+    }
     lattice::Status status = lattice::ok_status();
-    if (key == "target" && type == "string") {
-      o.target = v.as<std::string>();
-    } else if (key == "foldBatchNorm" && type == "boolean") {
-      o.fold_batch_norm = v.as<bool>();
-    } else if (key == "fixedPoint" && type == "string") {
-      auto scheme = lattice::parse_fixed_point(v.as<std::string>());
-      if (!scheme) return scheme.error();
-      o.fixed_point = *scheme;
-    } else if (key == "dryRun" && type == "boolean") {
-      o.dry_run = v.as<bool>();
-    } else if (key == "ignoreUnknownSkips" && type == "boolean") {
-      call.ignore_unknown_skips = v.as<bool>();
-    } else if (key == "describe" && type == "boolean") {
-      call.describe = v.as<bool>();
-    } else if (key == "dataLayout" && type == "string") {
-      std::string layout = v.as<std::string>();
-      if (layout == "keep") {
-        o.layout = lattice::DataLayout::kKeep;
-      } else if (layout == "external") {
-        o.layout = lattice::DataLayout::kExternal;
-      } else if (layout == "inline") {
-        o.layout = lattice::DataLayout::kInline;
-      } else {
-        return lattice::options_error("options.dataLayout '{}' is not one of keep, external, inline", layout);
-      }
-    } else if (key == "snapWeights" && type == "string") {
-      auto method = lattice::parse_snap_weights(v.as<std::string>());
-      if (!method) return lattice::options_error("options.snapWeights '{}' is not one of reinit, transfer", v.as<std::string>());
-      o.snap_weights = *method;
-    } else if ((key == "resolver" && type == "function") || (key == "dataFile" && type == "string") ||
-               (key == "outputStem" && type == "string") || (key == "held" && v.instanceof(val::global("Map"))) ||
-               (key == "onConverted" && type == "function")) {
-      // read by convert (`held`: ranges the page's worker read ahead, wasm/js_files.h)
-    } else if (key == "only") {
-      status = list(o.only);
-    } else if (key == "skip") {
-      status = list(o.skip);
-    } else if (key == "skipMatches") {
-      status = list(o.skip_matches);
-    } else if (key == "inputShapes") {
-      status = input_shapes(v, o);
-    } else if (key == "channelRanges") {
-      status = channel_ranges(v, o);
-    } else if (key == "target" || key == "foldBatchNorm" || key == "fixedPoint" || key == "dryRun" ||
-               key == "ignoreUnknownSkips" || key == "describe" || key == "dataLayout" || key == "snapWeights" ||
-               key == "resolver" || key == "dataFile" || key == "outputStem" || key == "held" || key == "onConverted") {
-      return lattice::options_error("options.{} has the wrong type ({})", key, type);
-    } else {
-      return lattice::options_error(
-          "unknown option '{}' (known: target, fixedPoint, foldBatchNorm, dryRun, only, skip, skipMatches, "
-          "inputShapes, channelRanges, ignoreUnknownSkips, describe, dataLayout, snapWeights, resolver, dataFile, "
-          "outputStem)",
-          key);
+    switch (row->id) {
+      case OptionId::kTarget: o.target = text; break;
+      case OptionId::kFoldBatchNorm: o.fold_batch_norm = v.as<bool>(); break;
+      case OptionId::kFixedPoint: o.fixed_point = lattice::parse_fixed_point(text).value(); break;
+      case OptionId::kDryRun: o.dry_run = v.as<bool>(); break;
+      case OptionId::kIgnoreUnknownSkips: call.ignore_unknown_skips = v.as<bool>(); break;
+      case OptionId::kDescribe: call.describe = v.as<bool>(); break;
+      case OptionId::kDataLayout: o.layout = *lattice::parse_data_layout(text); break;
+      case OptionId::kSnapWeights: o.snap_weights = *lattice::parse_snap_weights(text); break;
+      case OptionId::kOnly: status = list(o.only); break;
+      case OptionId::kSkip: status = list(o.skip); break;
+      case OptionId::kSkipMatches: status = list(o.skip_matches); break;
+      case OptionId::kInputShapes: status = input_shapes(v, o); break;
+      case OptionId::kChannelRanges: status = channel_ranges(v, o); break;
+      // read by convert: resolver, dataFile, outputStem, held (ranges the page's worker read
+      // ahead), onConverted
+      default: break;
     }
     if (!status) return status.error();
   }
@@ -258,7 +244,7 @@ std::string data_file_of(const val& opts) {
 // show the report while the folded data is computed.
 val convert(const val& model, const val& opts, const val& on_progress) {
   lattice::ConvertCall call;
-  auto options = options_from(opts, call);
+  auto options = options_from(opts, call, lattice::kApiConvert | lattice::kPage);
   if (!options) return failure(options.error());
   lattice::ProgressFn progress = progress_of(on_progress);
   JsFiles files = files_of(model, opts);
@@ -315,7 +301,7 @@ val convert(const val& model, const val& opts, const val& on_progress) {
 // The page's worker reads the ranges ahead in large asynchronous reads (web/worker.js).
 val plan(const val& model, const val& opts) {
   lattice::ConvertCall call;
-  auto options = options_from(opts, call);
+  auto options = options_from(opts, call, lattice::kApiConvert | lattice::kPage);
   if (!options) return failure(options.error());
   options->dry_run = true;
   JsFiles files = files_of(model, opts);
@@ -379,6 +365,7 @@ val set_layer_weights(const val& u8, const val& layers) {
 }
 
 std::string catalogue() { return lattice::catalogue_json().dump(); }
+std::string options() { return lattice::options_json().dump(); }
 std::string hardware() { return lattice::hardware_json().dump(); }
 std::string version() { return lattice::kToolVersion; }
 
@@ -510,7 +497,7 @@ int run_cli(const val& args, const val& host) {
 val convert_file(const std::string& input, const std::string& output, const val& opts, const val& host,
                  const val& on_progress) {
   lattice::ConvertCall call;  // of which convertFile takes ignoreUnknownSkips (engine.mjs refuses describe)
-  auto options = options_from(opts, call);
+  auto options = options_from(opts, call, lattice::kApiConvertFile);
   if (!options) return failure(options.error());
   JsHost js_host(host);
   lattice::ProgressFn progress = progress_of(on_progress);
@@ -535,6 +522,7 @@ EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("plan", &plan);
   emscripten::function("describe", &describe);
   emscripten::function("catalogue", &catalogue);
+  emscripten::function("options", &options);
   emscripten::function("hardware", &hardware);
   emscripten::function("version", &version);
   emscripten::function("runCli", &run_cli);

@@ -16,6 +16,7 @@ export const CHECK_SCHEMA = 'onnx-lattice-check/1';
 // onnxsim's: numpy.allclose per element, |Δ| ≤ atol + rtol·|original|.
 export const DEFAULT_TOLERANCE = Object.freeze({ rtol: 1e-4, atol: 1e-5 });
 export const DEFAULT_INPUT_RANGE = Object.freeze([-1, 1]);
+export const DEFAULT_SEED = 0;
 
 // The code of every error the check throws for a caller's mistake (bad options, an unpinned
 // dimension, models whose inputs differ); failures of a model to load or run are reported in the
@@ -73,7 +74,7 @@ export function feedShapes(description, inputShapes = {}) {
 // sizes it proposes), at feedShapes' sizes: uniform in [lo, hi) for floating point, zeros for
 // integer and bool inputs unless `inputValues` gives them. Sizes whose values could not be held
 // are refused before anything is allocated. Returns {name: {type, dims, data}}.
-export function inputFeeds(description, { seed = 0, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {}, inputValues = {} } = {}) {
+export function inputFeeds(description, { seed = DEFAULT_SEED, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {}, inputValues = {} } = {}) {
   const next = generator(seed);
   const [lo, hi] = inputRange;
   const shapes = feedShapes(description, inputShapes);
@@ -307,7 +308,7 @@ function sameInputs(original, candidate) {
 }
 
 function checkOptions(options) {
-  const { seed = 0, inputRange = DEFAULT_INPUT_RANGE, rtol = DEFAULT_TOLERANCE.rtol, atol = DEFAULT_TOLERANCE.atol } = options;
+  const { seed = DEFAULT_SEED, inputRange = DEFAULT_INPUT_RANGE, rtol = DEFAULT_TOLERANCE.rtol, atol = DEFAULT_TOLERANCE.atol } = options;
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw optionsError('the seed must be an integer from 0 to 4294967295');
   if (!Array.isArray(inputRange) || inputRange.length !== 2 || !inputRange.every(Number.isFinite) || !(inputRange[0] < inputRange[1])) {
     throw optionsError('the input range must be two finite numbers LO < HI');

@@ -24,10 +24,11 @@ function sourceOf(model, label) {
   throw coded(`the ${label} model must be a file path, a Uint8Array or {model, dataFiles}`, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
-const KNOWN = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress',
+// The keys check() and repair() take: tests/node/options.test.mjs holds them to the option table.
+export const CHECK_KEYS = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress',
   'inputs', 'labels', 'preprocessing', 'signal', 'simulate'];
 // The repair's own (repair()), beside the check's that shape its samples.
-const REPAIR_KNOWN = ['calibration', 'ridge', 'maxRows', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
+export const REPAIR_KEYS = ['calibration', 'ridge', 'maxRows', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
 
 // Runs the check in a worker: {report} for original vs candidate, and with `twin` the fold-only
 // twin's check too ({twin}). With `repair` ({calibration: sources, check}), the candidate is
@@ -35,7 +36,7 @@ const REPAIR_KNOWN = ['calibration', 'ridge', 'maxRows', 'seed', 'inputRange', '
 // runs the repaired model. Rejects with a coded Error for a bad option, an unreadable file or
 // a missing runtime; a model that fails to load or run is in the report.
 export function runCheck({ original, candidate, twin = false, repair, rangeFit }, options = {}) {
-  const known = repair || rangeFit ? [...new Set([...KNOWN, ...REPAIR_KNOWN])] : KNOWN;
+  const known = repair || rangeFit ? [...new Set([...CHECK_KEYS, ...REPAIR_KEYS])] : CHECK_KEYS;
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) return Promise.reject(coded(`unknown check option '${key}' (known: ${known.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
   }
@@ -84,7 +85,7 @@ export function runCheck({ original, candidate, twin = false, repair, rangeFit }
 // converter.repair(original, converted, options) -> {model: the repaired model's bytes, report}.
 export async function repair(original, converted, options = {}) {
   for (const key of Object.keys(options)) {
-    if (!REPAIR_KNOWN.includes(key)) throw coded(`unknown repair option '${key}' (known: ${REPAIR_KNOWN.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
+    if (!REPAIR_KEYS.includes(key)) throw coded(`unknown repair option '${key}' (known: ${REPAIR_KEYS.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
   }
   const { calibration, ...rest } = options;
   const sources = calibration === undefined ? [] : Array.isArray(calibration) ? calibration : [calibration];
@@ -97,7 +98,7 @@ export async function repair(original, converted, options = {}) {
 // [0, 2), said so), on a model converted with fixedPoint 'fpq'. `conversion`: its report.
 export async function fitRanges(converted, options = {}) {
   for (const key of Object.keys(options)) {
-    if (!REPAIR_KNOWN.includes(key)) throw coded(`unknown range fit option '${key}' (known: ${REPAIR_KNOWN.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
+    if (!REPAIR_KEYS.includes(key)) throw coded(`unknown range fit option '${key}' (known: ${REPAIR_KEYS.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
   }
   const { calibration, ...rest } = options;
   const sources = calibration === undefined ? [] : Array.isArray(calibration) ? calibration : [calibration];

@@ -99,15 +99,17 @@ function pathOf(path, what) {
   return path === '-' ? './-' : path;
 }
 
-// Options of the in-memory convert() that convertFile cannot take: it reads the data files beside
-// the model and names its own.
-const MEMORY_ONLY = ['resolver', 'dataFile', 'describe'];
-// Options of the binding that only the page's worker gives (web/worker.js: ranges read ahead, the
-// report before the downloads): not the package's.
-const PAGE_ONLY = ['held', 'onConverted'];
 const refuse = (options, keys, message) => {
   for (const key of keys) if (options?.[key] !== undefined) throw optionsError(message(key));
 };
+// The option table's keys (core/option_table.h) that one call takes and another does not: the
+// in-memory convert()'s that convertFile cannot take (it reads the data files beside the model and
+// names its own), and those only the page's worker gives (ranges read ahead, the report before
+// the downloads), which are not the package's.
+function onlyIn(table, shells, notIn) {
+  return table.options.filter((o) => o.key && shells.some((s) => o.shells.includes(s)) && !notIn.some((s) => o.shells.includes(s)))
+    .map((o) => o.key);
+}
 const unknownOption = (key) => `unknown option '${key}'`;
 
 // `host`: the file system convertFile works on (fs_host.mjs; the worker's adds cancellation).
@@ -116,11 +118,14 @@ export async function createEngine({ host = fsHost } = {}) {
   const fitModule = await loadFitModule();
   const state = { broken: null };
   const fitState = { broken: null };
+  const optionTable = module.options();
+  const memoryOnly = onlyIn(JSON.parse(optionTable), ['convert'], ['convertFile']);
+  const pageOnly = onlyIn(JSON.parse(optionTable), ['page'], ['convert', 'convertFile']);
   const convert = (bytes, options = {}) => {
     const input = toBytes(bytes);
     let onProgress;
     ({ options, onProgress } = splitProgress(options));
-    refuse(options, PAGE_ONLY, unknownOption);
+    refuse(options, pageOnly, unknownOption);
     const resolver = resolverFrom(options?.resolver);
     const opts = resolver ? { ...options, resolver } : options;
     const result = guard(state, () => module.convert(input, opts, onProgress));
@@ -139,8 +144,8 @@ export async function createEngine({ host = fsHost } = {}) {
     const output = outPath === undefined || outPath === null ? '' : pathOf(outPath, 'the output');
     let onProgress;
     ({ options, onProgress } = splitProgress(options));
-    refuse(options, MEMORY_ONLY, (key) => `options.${key} is for convert() (in memory); convertFile reads and names the files itself`);
-    refuse(options, PAGE_ONLY, unknownOption);
+    refuse(options, memoryOnly, (key) => `options.${key} is for convert() (in memory); convertFile reads and names the files itself`);
+    refuse(options, pageOnly, unknownOption);
     const result = guard(state, () => module.convertFile(input, output, options, host, onProgress));
     if (result.error !== undefined) throw thrown(result);
     return { report: JSON.parse(result.report), files: result.files };
@@ -181,6 +186,7 @@ export async function createEngine({ host = fsHost } = {}) {
       return result;
     },
     patterns: () => JSON.parse(module.catalogue()),
+    options: () => JSON.parse(optionTable),
     hardware: () => JSON.parse(module.hardware()),
     version: module.version(),
     // For bench/data_stays.mjs: the module's memory in bytes (it only grows).

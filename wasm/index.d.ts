@@ -211,7 +211,7 @@ export interface RepairOptions {
   /** The conversion's report: each layer then names the match that made it, and under FPQ the
    *  repaired model keeps FPQ's rules (no Conv with a bias); without it the scheme is unknown. */
   conversion?: Report;
-  onProgress?: (event: { stage: string; fraction: number }) => void;
+  onProgress?: (event: ProgressEvent) => void;
   /** Aborting ends the runtime's worker; the promise rejects with ERR_ONNX_LATTICE_ABORTED and nothing is returned. */
   signal?: AbortSignal;
 }
@@ -348,7 +348,9 @@ export interface CheckOptions {
   /** 'fpq': also run the candidate's FPQ twin (fpqTwin()) against the candidate on the same inputs;
    *  the report's `fpq` holds that comparison. See docs/fixed-point.md. */
   simulate?: 'fpq';
-  onProgress?: (event: { stage: string; fraction: number }) => void;
+  onProgress?: (event: ProgressEvent) => void;
+  /** Aborting ends the runtime's worker; the promise rejects with ERR_ONNX_LATTICE_ABORTED. */
+  signal?: AbortSignal;
 }
 
 /** What an FPQ twin holds in which of Lattice FPQ's representations (FPGA-UG-02228 Table 4.1), and
@@ -522,6 +524,8 @@ export interface Converter {
   patterns(): Catalogue;
   /** The hardware table: which operators the accelerator runs, each with its source. */
   hardware(): Hardware;
+  /** The option table: every CLI flag and API key, its default, and where each is taken. */
+  options(): OptionTable;
   version: string;
   /** Ends the worker once the call in flight is cancelled; calls still waiting reject with
    *  ERR_ONNX_LATTICE_ABORTED. An idle converter never keeps the process alive, so close() is
@@ -588,6 +592,7 @@ export interface SyncConverter {
   fpqTwin(model: Uint8Array | ArrayBuffer): Promise<{ model: Uint8Array; twin: FpqSimulation }>;
   patterns(): Catalogue;
   hardware(): Hardware;
+  options(): OptionTable;
   /** Repair's core: one layer's ridge refit from its activations. A call on the same input as the
    *  last one (the same spec, input, maxRows and seed; other targets) reuses its sums of the input
    *  and their factorisation, which the module keeps until a call on another input. */
@@ -599,6 +604,37 @@ export interface SyncConverter {
   setLayerWeights(model: Uint8Array | ArrayBuffer,
                   layers: { node: string; weights: Float32Array; bias: Float32Array }[]): Uint8Array;
   version: string;
+}
+
+/** One option as a CLI command or an API call takes it (core/option_table.h). A flag worded
+ *  differently for some commands has a row per wording. */
+export interface OptionInfo {
+  /** '--fixed-point'; '' for the API's alone. */
+  flag: string;
+  /** '-o'; usually ''. */
+  alias: string;
+  /** The value's placeholder in --help ('fpq|lsq'); '' for a switch. */
+  value: string;
+  /** The Node API's key ('fixedPoint', 'preprocessing.resize'); '' when there is none. */
+  key: string;
+  /** The key's type as this file declares it. */
+  type: string;
+  /** As --help and the docs say it; '' for none, or a default the `derived` table gives. */
+  default: string;
+  /** The values a choice takes; empty: any. */
+  allowed: string[];
+  help: string;
+  commands: ('convert' | 'inspect' | 'check' | 'patterns' | 'hardware' | 'repair')[];
+  shells: ('native-cli' | 'node-cli' | 'convert' | 'convertFile' | 'check' | 'repair' | 'page')[];
+  /** Where the report records it ('options.fixed_point'); '' when it does not. */
+  report: string;
+}
+
+export interface OptionTable {
+  options: OptionInfo[];
+  /** Defaults that follow from other options: whether each fixed-point scheme ('none' for none)
+   *  folds BatchNorm unless told. */
+  derived: { fold_batch_norm: Record<'none' | 'fpq' | 'lsq', boolean> };
 }
 
 export function createConverter(): Promise<Converter>;

@@ -195,10 +195,12 @@ function callOptions(options) {
 }
 
 export async function createConverter() {
-  // The catalogue, the hardware table and the version, read once from a module on this thread.
-  const { patterns, hardware, version } = await createEngine();
+  // The catalogue, the hardware table, the option table and the version, read once from a module
+  // on this thread.
+  const { patterns, hardware, options: optionTable, version } = await createEngine();
   const catalogue = JSON.stringify(patterns());
   const table = JSON.stringify(hardware());
+  const optionsJson = JSON.stringify(optionTable());
   const calls = new Calls();
 
   const inMemory = (method) => async (bytes, options) => {
@@ -223,6 +225,7 @@ export async function createConverter() {
     fpqTwin,
     patterns: () => JSON.parse(catalogue),
     hardware: () => JSON.parse(table),
+    options: () => JSON.parse(optionsJson),
     version,
     close: () => calls.close(),
   };

@@ -59,6 +59,13 @@ const graph = new GraphView({
   host: $('graph'), legend: ui.legend, zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
 }, (name) => selectNode(name, { fromGraph: true }));
 
+// Whether each scheme folds BatchNorm unless told, from the worker's `ready` (core/options.h,
+// default_fold_batch_norm); until then the box keeps what it shows. `foldTouched`: the user
+// changed the box since the scheme was last chosen, so a late `ready` leaves it alone.
+let foldDefaults = null;
+let foldTouched = false;
+const foldDefault = () => foldDefaults[ui.fixedPoint.value || 'none'];
+
 function startWorker() {
   worker = new Worker('worker.js');
   worker.onmessage = ({ data }) => {
@@ -66,6 +73,10 @@ function startWorker() {
     // has been picked: a picked model's status (a refusal before reading, say) must not be
     // overwritten by a start-up message that arrives late on a busy machine.
     if (data.type === 'ready') document.body.dataset.converter = 'ready';
+    if (data.type === 'ready' && !foldDefaults) {
+      foldDefaults = data.foldDefaults;
+      if (!foldTouched) ui.fold.checked = foldDefault();
+    }
     if (data.type === 'ready' && !ui.target.length) for (const name of data.targets) ui.target.add(new Option(name));
     if (data.type === 'ready' && !picked) setSummary('Ready: choose a model, or try the sample.');
     if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
@@ -516,9 +527,13 @@ ui.sample.addEventListener('click', async () => {
 ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
 ui.check.addEventListener('click', () => check());
 ui.repair.addEventListener('click', () => check({}, true));
-// FPQ keeps BatchNorm as a layer of its own (the CLI's `--fixed-point fpq` folds nothing unless
-// asked), so choosing it unticks folding, and leaving it ticks folding again; either can be changed.
-ui.fixedPoint.addEventListener('change', () => { ui.fold.checked = ui.fixedPoint.value !== 'fpq'; });
+// A scheme sets folding to what the CLI does under it unless told (the core's rule, asked of the
+// worker: FPQ keeps BatchNorm as a layer of its own), and either can then be changed.
+ui.fixedPoint.addEventListener('change', () => {
+  foldTouched = false;
+  if (foldDefaults) ui.fold.checked = foldDefault();
+});
+ui.fold.addEventListener('change', () => { foldTouched = true; });
 for (const control of [ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout]) {
   control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
 }

@@ -16,6 +16,7 @@ importScripts('onnx_lattice.js', 'read-ahead.js');
 
 let module = null;
 let targets = [];         // the catalogue's, default first
+let foldDefaults = {};    // scheme ('none', 'fpq', 'lsq') -> whether it folds BatchNorm unless told (the core's rule)
 let input = null;         // the model as picked, kept for converting again with other options
 let modelName = 'model';  // the picked file's name without .onnx
 let files = new Map();    // the model's data files, by name
@@ -26,6 +27,7 @@ async function ready() {
     post({ type: 'progress', stage: 'loading the converter (WebAssembly)', fraction: 0 });
     module = await OnnxLattice({ printErr: () => {} });
     targets = JSON.parse(module.catalogue()).targets.map((t) => t.name);
+    foldDefaults = JSON.parse(module.options()).derived.fold_batch_norm;
   }
   return module;
 }
@@ -120,7 +122,7 @@ async function settleFixedPoint(bytes, options) {
 async function handle(data, received) {
   try {
     await ready();
-    if (data.type === 'init') return post({ type: 'ready', targets });
+    if (data.type === 'init') return post({ type: 'ready', targets, foldDefaults });
     if (data.options) data.options.target ||= targets[0];  // sent before the page had them
     if (data.type === 'repair-port') {
       // Loaded on the first repair or FPQ twin: none of it weighs on the page's first load.

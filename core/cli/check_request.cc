@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <initializer_list>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/option_table.h"
 
 namespace lattice {
 namespace {
@@ -25,13 +27,27 @@ std::optional<double> number(const std::string& text) {
 }  // namespace
 
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check) {
-  if (flag == "--layerwise" || flag == "--repair") {
-    (flag == "--repair" ? check.repair : check.layerwise) = true;
+  const OptionRow* row = find_flag(flag, kConvertCommand | kCheckCommand);
+  if (row == nullptr) return false;
+  using enum OptionId;
+  std::optional<std::string>* text = row->id == kInputs ? &check.inputs : row->id == kLabels ? &check.labels
+                                     : row->id == kImageResize ? &check.image_resize
+                                     : row->id == kImageScale ? &check.image_scale
+                                     : row->id == kImageOrder ? &check.image_order
+                                     : row->id == kSimulate ? &check.simulate : nullptr;
+  std::optional<double>* number_field = row->id == kSeed ? &check.seed : row->id == kRtol ? &check.rtol
+                                        : row->id == kAtol ? &check.atol : nullptr;
+  const bool taken = text || number_field || row->id == kLayerwise || row->id == kRepair || row->id == kCheckShape ||
+                     row->id == kCalibration || row->id == kInputRange;
+  if (!taken) return false;
+  if (row->value.empty()) {
+    (row->id == kRepair ? check.repair : check.layerwise) = true;
     return true;
   }
-  if (flag == "--check-shape") {
-    FlagValue v = value();
-    if (!v) return error("--check-shape needs NAME:d0,d1,...");
+  FlagValue v = value();
+  // A path or a word cannot be empty; a number or a shape says why an empty one is wrong.
+  if (!v || ((text || row->id == kCalibration) && v->empty())) return error("{} needs {}", flag, row->needs);
+  if (row->id == kCheckShape) {
     auto shape = parse_input_shape(*v, "--check-shape");
     if (!shape) return shape.error();
     for (const auto& [name, dims] : check.shapes) {
@@ -40,42 +56,20 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
     check.shapes.push_back(std::move(shape).value());
     return true;
   }
-  if (flag == "--calibration") {
-    FlagValue v = value();
-    if (!v || v->empty()) return error("--calibration needs a file or folder of samples");
+  if (row->id == kCalibration) {
     check.calibration.push_back(*v);
     return true;
   }
   // Paths are the host's to read; the words of an image's preprocessing are checked here, so
   // both CLIs refuse the same ones before any work.
-  struct Choice {
-    std::string_view flag;
-    std::optional<std::string>* field;
-    std::initializer_list<std::string_view> allowed;
-  };
-  const Choice choices[] = {{"--inputs", &check.inputs, {}}, {"--labels", &check.labels, {}},
-                            {"--image-resize", &check.image_resize, {"stretch", "pad"}},
-                            {"--image-scale", &check.image_scale, {"0,1", "0,2", "-1,1", "imagenet"}},
-                            {"--image-order", &check.image_order, {"rgb", "bgr"}},
-                            {"--simulate", &check.simulate, {"fpq"}}};
-  for (const Choice& c : choices) {
-    if (flag != c.flag) continue;
-    FlagValue v = value();
-    if (!v || v->empty()) return error("{} needs a value", flag);
-    if (c.allowed.size() && std::find(c.allowed.begin(), c.allowed.end(), *v) == c.allowed.end()) {
-      std::string known;
-      for (std::string_view a : c.allowed) known += fmt::format("{}{}", known.empty() ? "" : ", ", a);
-      return error("{} takes {}, not '{}'", flag, known, *v);
+  if (text) {
+    if (!row->allowed.empty() && std::find(row->allowed.begin(), row->allowed.end(), *v) == row->allowed.end()) {
+      return error("{} takes {}, not '{}'", flag, fmt::join(row->allowed, ", "), *v);
     }
-    *c.field = *v;
+    *text = *v;
     return true;
   }
-  std::optional<double>* target = flag == "--seed" ? &check.seed : flag == "--rtol" ? &check.rtol
-                                : flag == "--atol" ? &check.atol : nullptr;
-  if (target == nullptr && flag != "--input-range") return false;
-  FlagValue v = value();
-  if (!v) return error("{} needs a value", flag);
-  if (flag == "--input-range") {
+  if (row->id == kInputRange) {
     size_t comma = v->find(',');
     auto lo = number(v->substr(0, comma)), hi = comma == std::string::npos ? std::nullopt : number(v->substr(comma + 1));
     if (!lo || !hi || !(*lo < *hi)) return error("--input-range needs LO,HI with LO < HI (e.g. -1,1), not '{}'", *v);
@@ -88,7 +82,7 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
     return error("--seed needs an integer from 0 to 4294967295, not '{}'", *v);
   }
   if (flag != "--seed" && *n < 0) return error("{} needs a number >= 0, not '{}'", flag, *v);
-  *target = *n;
+  *number_field = *n;
   return true;
 }
 

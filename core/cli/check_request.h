@@ -48,10 +48,9 @@ struct CheckFlags {
   }
 };
 
-// The flag and its value (nullopt when the command line ends) if it is one of the check's
-// (--layerwise, --seed N, --input-range LO,HI, --rtol R, --atol A, --inputs PATH, --labels FILE,
-// --image-resize, --image-scale, --image-order, --check-shape NAME:DIMS, --simulate fpq): true when taken, or a usage error naming what
-// is wrong with the value.
+// The flag and its value (nullopt when the command line ends) if it is one of the check's or the
+// repair's (their rows in core/option_table.cc): true when taken, or a usage error naming what is
+// wrong with the value.
 using FlagValue = std::optional<std::string>;
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check);
 

@@ -2,13 +2,15 @@
 
 #include <algorithm>
 #include <optional>
-#include <span>
+
+#include <fmt/ranges.h>
 
 #include "core/cli/batch.h"
 #include "core/cli/check_request.h"
 #include "core/cli/convert_file.h"
 #include "core/cli/files.h"
 #include "core/cli/model_input.h"
+#include "core/option_table.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/report/summary.h"
@@ -17,96 +19,43 @@
 namespace lattice {
 namespace {
 
-// Each command's synopsis, then its flags one per line (`COMMAND --help`).
-struct Flag {
-  std::string_view names, help;
-};
-
+// Each command's synopsis, then its flags one per line from the option table (`COMMAND --help`).
 constexpr std::string_view kConvertUsage =
     "  onnx-lattice convert IN.onnx [-o OUT.onnx|-] [flags]\n"
     "  onnx-lattice convert - -o OUT.onnx|- [flags]   the model from standard input\n"
     "  onnx-lattice convert IN.onnx|FOLDER ... [-d OUTDIR] [flags]   several models: a line each and a summary\n";
-// Follow `--target NAME` (target_flag), which lists the catalogue's targets.
-constexpr Flag kTargetFlags[] = {
-    {"--fixed-point fpq|lsq", "add Lattice sensAI's fixed-point rules (FPQ: BatchNorm kept, conv biases moved into it; "
-                              "LSQ: structural notes, its steps are learned, so there are no fixed ranges to simulate)"},
-    {"--fold-bn", "fold BatchNormalization (and Mul/Add scale-shift) into the conv (default, except under FPQ)"},
-    {"--no-fold-bn", "keep BatchNormalization (and Mul/Add scale-shift) layers: no folding"},
-    {"--snap-weights reinit|transfer", "a snapped conv kernel drawn anew (default) or carrying its trained taps"},
-    {"--only P1,P2", "run only these patterns (names from `onnx-lattice patterns`)"},
-    {"--skip P3,...", "do not run these patterns"},
-    {"--skip-match ID,...", "leave out single matches, by their report id"},
-    {"--input-shape NAME:1,3,640,640", "pin a graph input's shape (repeatable)"},
-};
-constexpr Flag kConvertFlags[] = {
-    {"-o, --output FILE", "the converted model; default IN.<target>.onnx beside the input; - for standard output (never a terminal)"},
-    {"--report FILE", "also write the JSON report (- for standard output)"},
-    {"--json", "print the JSON report (or {\"error\": ...}) on standard output instead of the summary"},
-    {"-d, --out-dir DIR", "several models (or a folder): their outputs go there (made if missing), as <name>.<target>.onnx"},
-    {"--reports", "several models: also <name>.<target>.report.json beside each output"},
-    {"--fail-on-unsupported", "exit 4 when the target cannot run some node of a model"},
-    {"--dry-run", "convert and report, write nothing"},
-    {"--quiet", "print no summary"},
-    {"--external-data", "every tensor of 1 KiB or more into OUT.onnx.data"},
-    {"--inline", "one file, all data inline (refused above 2 GiB)"},
-};
 constexpr std::string_view kCheckUsage =
     "  onnx-lattice check ORIGINAL.onnx CANDIDATE.onnx [flags]   run both in onnxruntime and compare (Node CLI only)\n";
-constexpr Flag kCheckFlags[] = {
-    {"--layerwise", "also compare every tensor both models compute, and name the first that parts"},
-    {"--seed N", "seed of the random inputs (0 to 4294967295; default 0)"},
-    {"--input-range LO,HI", "floating-point inputs uniform in [LO, HI) (default -1,1)"},
-    {"--rtol R", "relative tolerance (default 1e-4)"},
-    {"--atol A", "absolute tolerance (default 1e-5)"},
-    {"--inputs PATH", "your samples instead of random inputs: .npy, .npz, PNG/JPEG, or a folder of them"},
-    {"--labels FILE.npy", "their labels (or an array 'labels' in the .npz): each model's accuracy too"},
-    {"--image-resize stretch|pad", "images to the input's H×W: stretched (default) or aspect kept, zero-padded"},
-    {"--image-scale SCALE", "pixel values to 0,1 (default: [0, 1]), 0,2 (Lattice's [0, 2)), -1,1 or imagenet (mean/std)"},
-    {"--image-order rgb|bgr", "channel order of a 3-channel input (default rgb)"},
-    {"--check-shape NAME:1,3,640,640", "the size the check feeds a dynamic input, the model left as it is (repeatable)"},
-    {"--simulate fpq", "also run the candidate's FPQ twin (Lattice FPQ's fixed point) against it (check.fpq)"},
-};
-constexpr Flag kConvertCheckFlag[] = {
-    {"--check", "then run the output and its fold-only twin against the input (Node CLI; takes the check's flags)"},
-    {"--repair", "refit the rewritten layers so the output reproduces the input's tensors on samples (Node CLI)"},
-    {"--calibration PATH", "the samples --repair fits and --fixed-point fpq's range fit measures (repeatable; as --inputs; "
-                           "default 32 seeded random inputs)"},
-    {"--fpq-twin FILE", "also write the output's FPQ twin: every value in Lattice FPQ's fixed point, in standard ONNX (Node CLI)"},
-};
 constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx|- [flags]   plan + audit, writes nothing (- reads standard input)\n";
-constexpr Flag kPinFlag[] = {{"--input-shape NAME:1,3,640,640", "pin a dynamic input's shape (repeatable)"}};
-constexpr Flag kInspectFlags[] = {{"--fail-on-unsupported", "exit 4 when the target cannot run some node"}};
-constexpr Flag kJsonFlag[] = {{"--json", "JSON on standard output (a failure as {\"error\": {code, message, path}})"}};
 constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]          the pattern catalogue\n";
 constexpr std::string_view kHardwareUsage =
     "  onnx-lattice hardware [--json]          the hardware table, with the source of each row\n";
-constexpr Flag kCommonFlags[] = {
-    {"--", "what follows is an input file, even if its name starts with - (- alone is standard input; ./- a file)"},
-    {"-h, --help", "this text"},
-};
 constexpr std::string_view kExitStatus =
     "\nexit status: 0 success, 1 the model was rejected (nothing written), 2 usage error,\n"
     "3 a file could not be read or written, 4 --fail-on-unsupported and the target cannot run some node,\n"
     "5 the check was inconclusive (its outputs could not have shown a change at the sizes fed);\n"
     "several models: the worst of theirs (3, then 2, then 1, then 4)\n";
 
-std::string flag_lines(std::span<const Flag> flags) {
-  std::string out;
-  for (const Flag& f : flags) out += fmt::format("  {:<32} {}\n", f.names, f.help);
-  return out;
+// The command's bit in the option table (core/option_table.h); 0 for an unknown command.
+unsigned command_bit(std::string_view command) {
+  constexpr std::pair<std::string_view, CommandBit> kCommands[] = {{"convert", kConvertCommand},
+      {"inspect", kInspectCommand}, {"check", kCheckCommand}, {"patterns", kPatternsCommand}, {"hardware", kHardwareCommand}};
+  for (auto [name, bit] : kCommands) {
+    if (name == command) return bit;
+  }
+  return 0;
 }
 
-// `--target NAME` and the catalogue's targets: "lattice (default), lattice-advanced or none".
-std::string target_flag() {
-  auto targets = all_targets();
-  std::string listed;
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (i > 0) listed += i + 1 == targets.size() ? " or " : ", ";
-    listed += targets[i]->name;
-    if (i == 0) listed += " (default)";
+// The command's flags, one line each: "  -o, --output FILE   the converted model; ...".
+std::string flag_lines(std::string_view command) {
+  std::string out;
+  for (const OptionRow& row : option_rows()) {
+    if (row.flag.empty() || !(row.commands & command_bit(command))) continue;
+    std::string names = row.alias.empty() ? std::string(row.flag) : fmt::format("{}, {}", row.alias, row.flag);
+    if (!row.value.empty()) names += fmt::format(" {}", row.value);
+    out += fmt::format("  {:<32} {}\n", names, option_help(row));
   }
-  const Flag flag{"--target NAME", listed};
-  return flag_lines({&flag, 1});
+  return out;
 }
 
 // After a usage error: the command's synopsis and where its flags are listed.
@@ -122,24 +71,15 @@ std::string short_usage(std::string_view command) {
 }
 
 std::string usage(std::string_view command = "") {
-  if (command == "convert") {
-    return fmt::format("usage:\n{}\n{}{}{}{}{}{}{}", kConvertUsage, flag_lines(kConvertFlags), target_flag(),
-                       flag_lines(kTargetFlags),
-                       flag_lines(kConvertCheckFlag), flag_lines(kCheckFlags), flag_lines(kCommonFlags), kExitStatus);
-  }
+  if (command == "convert") return fmt::format("usage:\n{}\n{}{}", kConvertUsage, flag_lines(command), kExitStatus);
   if (command == "check") {
-    return fmt::format("usage:\n{}\n{}{}{}{}\nexit status: 0 every comparable output within the tolerance, 1 not (or a "
+    return fmt::format("usage:\n{}\n{}\nexit status: 0 every comparable output within the tolerance, 1 not (or a "
                        "model does not load or run), 2 usage error\n\nIn the native CLI: {}.\n",
-                       kCheckUsage, flag_lines(kCheckFlags), flag_lines(kPinFlag), flag_lines(kJsonFlag),
-                       flag_lines(kCommonFlags), kNoRuntime);
+                       kCheckUsage, flag_lines(command), kNoRuntime);
   }
-  if (command == "inspect") {
-    return fmt::format("usage:\n{}\n{}{}{}{}{}{}", kInspectUsage, target_flag(), flag_lines(kTargetFlags),
-                       flag_lines(kInspectFlags),
-                       flag_lines(kJsonFlag), flag_lines(kCommonFlags), kExitStatus);
-  }
-  if (command == "patterns") return fmt::format("usage:\n{}\n{}", kPatternsUsage, flag_lines(kJsonFlag));
-  if (command == "hardware") return fmt::format("usage:\n{}\n{}", kHardwareUsage, flag_lines(kJsonFlag));
+  if (command == "inspect") return fmt::format("usage:\n{}\n{}{}", kInspectUsage, flag_lines(command), kExitStatus);
+  if (command == "patterns") return fmt::format("usage:\n{}\n{}", kPatternsUsage, flag_lines(command));
+  if (command == "hardware") return fmt::format("usage:\n{}\n{}", kHardwareUsage, flag_lines(command));
   return fmt::format("usage:\n{}{}{}{}{}  onnx-lattice --version | --help\n  onnx-lattice COMMAND --help   that command's flags\n{}",
                      kConvertUsage, kInspectUsage, kCheckUsage, kPatternsUsage, kHardwareUsage, kExitStatus);
 }
@@ -181,6 +121,19 @@ std::vector<std::string> split_list(const std::string& value) {
   return items;
 }
 
+// The check's own flags, as the table has them: those convert and check both take and only the
+// Node CLI runs ("--layerwise, --seed, ... and --simulate").
+std::string check_flags() {
+  std::vector<std::string_view> flags;
+  for (const OptionRow& row : option_rows()) {
+    if (!row.flag.empty() && (row.commands & kConvertCommand) && (row.commands & kCheckCommand) &&
+        !(row.shells & kNativeCli)) {
+      flags.push_back(row.flag);
+    }
+  }
+  return fmt::format("{} and {}", fmt::join(flags.begin(), flags.end() - 1, ", "), flags.back());
+}
+
 // What a batch (several inputs, a folder, or -d) cannot take: one output's names, one stdout.
 std::optional<UsageError> batch_conflict(const Command& cmd) {
   const char* what = !cmd.job.output.empty() ? "-o" : !cmd.job.report_path.empty() ? "--report" : cmd.json ? "--json" : nullptr;
@@ -192,11 +145,10 @@ std::optional<UsageError> batch_conflict(const Command& cmd) {
 std::optional<UsageError> parse(const std::vector<std::string>& args, Command& cmd) {
   if (args.empty()) return UsageError{"no command given"};
   cmd.name = args[0];
-  if (cmd.name != "convert" && cmd.name != "inspect" && cmd.name != "check" && cmd.name != "patterns" &&
-      cmd.name != "hardware") {
-    return UsageError{fmt::format("unknown command '{}'", cmd.name)};
-  }
-  // Which flags each command takes; a flag listed with a value consumes the next argument.
+  const unsigned command = command_bit(cmd.name);
+  if (command == 0) return UsageError{fmt::format("unknown command '{}'", cmd.name)};
+  // Which flags each command takes is the option table's; a flag with a value consumes the next
+  // argument.
   const bool convert = cmd.name == "convert", inspect = cmd.name == "inspect", check = cmd.name == "check";
   cmd.job.inspect = inspect;
   bool only_files = false;          // after `--`
@@ -235,82 +187,84 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
     if ((flag == "--help" || flag == "-h") && !inline_value) {
       cmd.help = true;
       return std::nullopt;
-    } else if ((flag == "-o" || flag == "--output") && (convert)) {
-      if (!(v = value())) return UsageError{flag + " needs a file name"};
-      cmd.job.output = *v;
-    } else if ((flag == "-d" || flag == "--out-dir") && (convert)) {
-      if (!(v = value())) return UsageError{flag + " needs a folder"};
-      cmd.out_dir = *v;
-    } else if (flag == "--reports" && !inline_value && (convert)) {
-      cmd.reports = true;
-    } else if (flag == "--fail-on-unsupported" && !inline_value && (convert || inspect)) {
-      cmd.fail_on_unsupported = true;
-    } else if (flag == "--report" && (convert)) {
-      if (!(v = value())) return UsageError{"--report needs a file name (or - for stdout)"};
-      cmd.job.report_path = *v;
-    } else if (flag == "--target" && (convert || inspect)) {
-      if (!(v = value())) return UsageError{"--target needs a name"};
-      cmd.job.options.target = *v;
-    } else if (flag == "--only" && (convert || inspect)) {
-      if (!(v = value())) return UsageError{"--only needs pattern names"};
-      cmd.job.options.only = split_list(*v);
-    } else if (flag == "--skip" && (convert || inspect)) {
-      if (!(v = value())) return UsageError{"--skip needs pattern names"};
-      for (auto& p : split_list(*v)) cmd.job.options.skip.push_back(p);
-    } else if (flag == "--skip-match" && (convert || inspect)) {
-      if (!(v = value())) return UsageError{"--skip-match needs match ids"};
-      for (auto& id : split_list(*v)) cmd.job.options.skip_matches.push_back(id);
-    } else if (flag == "--fpq-twin" && convert) {
-      if (!(v = value()) || v->empty() || *v == "-") return UsageError{"--fpq-twin needs a file name (not -)"};
-      cmd.check.fpq_twin = *v;
-    } else if (flag == "--check" && !inline_value && convert) {
-      cmd.check.requested = true;
-    } else if (flag == "--input-shape" && (convert || inspect || check)) {
-      if (!(v = value())) return UsageError{"--input-shape needs NAME:d0,d1,..."};
-      auto pin = parse_input_shape(*v);
-      if (!pin) return UsageError{pin.error().message};
-      cmd.job.options.input_shapes.push_back(std::move(pin).value());
-    } else if (flag == "--snap-weights" && (convert || inspect)) {
-      if (!(v = value())) return UsageError{"--snap-weights needs reinit or transfer"};
-      auto method = parse_snap_weights(*v);
-      if (!method) return UsageError{fmt::format("--snap-weights '{}' is not reinit or transfer", *v)};
-      cmd.job.options.snap_weights = *method;
-    } else if (flag == "--fixed-point" && (convert || inspect)) {
-      if (!(v = value())) return UsageError{"--fixed-point needs a scheme (fpq or lsq)"};
-      auto scheme = parse_fixed_point(*v);
-      if (!scheme) return UsageError{scheme.error().message};
-      cmd.job.options.fixed_point = *scheme;
-    } else if ((flag == "--no-fold-bn" || flag == "--fold-bn") && !inline_value && (convert || inspect)) {
-      bool fold = flag == "--fold-bn";
-      if (cmd.job.options.fold_batch_norm && *cmd.job.options.fold_batch_norm != fold) {
-        return UsageError{"--fold-bn and --no-fold-bn cannot be used together"};
+    }
+    // A switch given a value (--quiet=1) is no option of the command.
+    const OptionRow* row = find_flag(flag, command);
+    if (row != nullptr && row->value.empty() && inline_value) row = nullptr;
+    if (row == nullptr) {
+      if (flag.starts_with("-") && flag != "-") {
+        return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
       }
-      cmd.job.options.fold_batch_norm = fold;
-    } else if (flag == "--dry-run" && !inline_value && (convert)) {
-      cmd.job.options.dry_run = true;
-    } else if ((flag == "--external-data" || flag == "--inline") && !inline_value && (convert)) {
-      auto layout = flag == "--inline" ? DataLayout::kInline : DataLayout::kExternal;
-      if (cmd.job.options.layout != DataLayout::kKeep && cmd.job.options.layout != layout) {
-        return UsageError{"--external-data and --inline cannot be used together"};
+      if (!(convert || (inspect && cmd.inputs.empty()) || (check && cmd.inputs.size() < 2))) {
+        return UsageError{fmt::format("unexpected argument '{}'", args[i])};
       }
-      cmd.job.options.layout = layout;
-    } else if (flag == "--quiet" && !inline_value && (convert)) {
-      cmd.quiet = true;
-    } else if (flag == "--json" && !inline_value) {
-      cmd.json = true;
-    } else if (flag.starts_with("-") && flag != "-") {
-      return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
-    } else if (convert || (inspect && cmd.inputs.empty()) || (check && cmd.inputs.size() < 2)) {
       cmd.inputs.push_back(args[i]);
-    } else {
-      return UsageError{fmt::format("unexpected argument '{}'", args[i])};
+      continue;
+    }
+    if (!row->value.empty() && !(v = value())) return UsageError{fmt::format("{} needs {}", flag, row->needs)};
+    switch (row->id) {
+      case OptionId::kOutput: cmd.job.output = *v; break;
+      case OptionId::kOutDir: cmd.out_dir = *v; break;
+      case OptionId::kReports: cmd.reports = true; break;
+      case OptionId::kFailOnUnsupported: cmd.fail_on_unsupported = true; break;
+      case OptionId::kReport: cmd.job.report_path = *v; break;
+      case OptionId::kTarget: cmd.job.options.target = *v; break;
+      case OptionId::kOnly: cmd.job.options.only = split_list(*v); break;
+      case OptionId::kSkip: for (auto& p : split_list(*v)) cmd.job.options.skip.push_back(p); break;
+      case OptionId::kSkipMatches: for (auto& id : split_list(*v)) cmd.job.options.skip_matches.push_back(id); break;
+      case OptionId::kFpqTwin:
+        if (v->empty() || *v == "-") return UsageError{fmt::format("{} needs {}", flag, row->needs)};
+        cmd.check.fpq_twin = *v;
+        break;
+      case OptionId::kCheck: cmd.check.requested = true; break;
+      case OptionId::kInputShapes: {
+        auto pin = parse_input_shape(*v);
+        if (!pin) return UsageError{pin.error().message};
+        cmd.job.options.input_shapes.push_back(std::move(pin).value());
+        break;
+      }
+      case OptionId::kSnapWeights: {
+        auto method = parse_snap_weights(*v);
+        if (!method) return UsageError{fmt::format("--snap-weights '{}' is not reinit or transfer", *v)};
+        cmd.job.options.snap_weights = *method;
+        break;
+      }
+      case OptionId::kFixedPoint: {
+        auto scheme = parse_fixed_point(*v);
+        if (!scheme) return UsageError{scheme.error().message};
+        cmd.job.options.fixed_point = *scheme;
+        break;
+      }
+      case OptionId::kFoldBatchNorm:
+      case OptionId::kNoFoldBatchNorm: {
+        bool fold = row->id == OptionId::kFoldBatchNorm;
+        if (cmd.job.options.fold_batch_norm && *cmd.job.options.fold_batch_norm != fold) {
+          return UsageError{"--fold-bn and --no-fold-bn cannot be used together"};
+        }
+        cmd.job.options.fold_batch_norm = fold;
+        break;
+      }
+      case OptionId::kDryRun: cmd.job.options.dry_run = true; break;
+      case OptionId::kExternalData:
+      case OptionId::kInline: {
+        auto layout = row->id == OptionId::kInline ? DataLayout::kInline : DataLayout::kExternal;
+        if (cmd.job.options.layout != DataLayout::kKeep && cmd.job.options.layout != layout) {
+          return UsageError{"--external-data and --inline cannot be used together"};
+        }
+        cmd.job.options.layout = layout;
+        break;
+      }
+      case OptionId::kQuiet: cmd.quiet = true; break;
+      case OptionId::kJson: cmd.json = true; break;
+      default:
+        // The check's flags were taken above; the Node API's keys have no flag.
+        return UsageError{fmt::format("'{}' is not an option of '{}'", args[i], cmd.name)};
     }
   }
   if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
   if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
   if (convert && !cmd.check.requested && cmd.check.any_given()) {
-    return UsageError{"--layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --image-*, --check-shape and "
-                      "--simulate are the check's: add --check"};
+    return UsageError{fmt::format("{} are the check's: add --check", check_flags())};
   }
   if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
   if (!cmd.check.calibration.empty() && !cmd.check.repair && cmd.job.options.fixed_point != FixedPoint::kFpq) {
