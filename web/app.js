@@ -378,7 +378,7 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
   const fit = current.report.fixed_point, described = view === 'input' ? current.input : current.output;
   renderProps(ui.props, node, {
     report: current.report, view, onShowMatch: revealMatch, changes: current.changes,
-    fitLines: (name) => (fit && fixedPointPanel ? fixedPointPanel.fitLines(fit, name) : []),
+    fitLines: (name) => (fit && fixedPointPanel ? fixedPointPanel.fitLines(fit, name, node.outputs.map((o) => o.name)) : []),
     declared: new Map([...described.inputs, ...described.outputs].map((v) => [v.name, v.shape])),
   });
   if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
@@ -494,7 +494,7 @@ async function check(given = {}, repair = false) {
   const { runCheck } = await import('./check-run.js');
   return runCheck({
     ui, current, samples, inputModel, inputFiles, worker, busy, setStatus, showProgress, makeTwin, offerRepaired,
-    offerReport, renderPlan, check, started: (at) => { busySince = at; },
+    offerReport, renderPlan, drawGraph, check, started: (at) => { busySince = at; },
   }, given, repair);
 }
 

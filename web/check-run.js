@@ -66,6 +66,10 @@ export async function runCheck(page, given, repair) {
       }, port ? [port] : []);
     });
     current.check = result.check;
+    // As the Node CLI's report: the fit analysis gains the activations' fit on the data, and the
+    // graph's badges and the nodes' properties say it.
+    const activations = result.check.fpq?.activations;
+    if (activations && report.fixed_point) report.fixed_point.activations = activations;
     current.changes = new Map((result.check.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));
     if (result.repair) page.offerRepaired(result, repairText);
     busy(false);
@@ -78,6 +82,7 @@ export async function runCheck(page, given, repair) {
       : `${result.repair ? 'Repaired and checked' : 'Checked'}${inconclusive ? ' (inconclusive)' : ''} in ${Math.round(performance.now() - started)} ms.`);
     page.offerReport(finiteForJson);
     page.renderPlan(report);
+    if (activations && report.fixed_point) page.drawGraph();
   } catch (e) {
     busy(false);
     renderCheck(ui.checkResult, { error: e.message });

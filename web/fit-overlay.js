@@ -17,9 +17,16 @@ const CHAR_W = 7, BADGE_H = 14;  // 12 px text, as graph.js measures its boxes'
 
 // Each analysed node's kind and badge text. A layer clips when any weight does, else is over the
 // threshold when it does not fit; a BatchNorm fits or lies outside signed 5.10 (it saturates:
-// counted with the clipping ones).
-function fitsOf(fit) {
+// counted with the clipping ones). After a check with the FPQ twin on data, the nodes whose
+// output was measured (Relu, MaxPool, Add: `fixed_point.activations`) say how it fared, unless
+// their own weights already have the badge.
+function fitsOf(fit, description) {
   const out = new Map();
+  const producer = new Map(description.nodes.flatMap((n) => n.outputs.map((o) => [o.name, n.name])));
+  for (const a of fit.activations ?? []) {
+    const node = producer.get(a.tensor);
+    if (node) out.set(node, a.clipped > 0 ? ['clips', `out clips ${percent(a.clipped)}`] : ['fits', 'out fits']);
+  }
   for (const l of fit.layers) {
     out.set(l.node, l.clipped > 0 ? ['clips', `clips ${percent(l.clipped)}`]
       : l.fits ? ['fits', 'fits'] : ['error', `error ${percent(l.quantization_error)}`]);
@@ -37,7 +44,7 @@ export function overlayFit(graph, fit, legend) {
   // One layer over the nodes, outside each node's button: the node's accessible name says the
   // fit, and a button's name must contain the text it shows (WCAG 2.5.3). Clicks go through.
   const layer = svg('g', { class: 'fit-badges', 'aria-hidden': 'true', 'pointer-events': 'none', 'font-size': 12, 'font-family': 'system-ui, sans-serif' });
-  for (const [name, [kind, text]] of fitsOf(fit)) {
+  for (const [name, [kind, text]] of fitsOf(fit, graph.shown)) {
     const shown = graph.nodes.get(name);
     if (!shown) continue;
     counts[kind] += 1;

@@ -3,7 +3,7 @@
 // fit for its properties. Loaded by app.js only when a scheme is chosen, so the page's first load
 // does not carry it (nor the check's module, whose `percent` says a share as the check does:
 // never "0.0 %" for a share above 0).
-import { percent } from './check.mjs';
+import { figure, percent } from './check.mjs';
 
 function el(tag, content, className) {
   const e = document.createElement(tag);
@@ -72,8 +72,16 @@ function layerFit(l) {
   return l.fits ? `fits (${error})` : `${error}, over the threshold; ${percent(l.vanished)} round to zero`;
 }
 
+// How one of a node's outputs fares in its FPQ representation on the check's samples
+// (fixed_point.activations, from a check with the FPQ twin on data).
+export function activationFit(a) {
+  return `output '${a.tensor}' on the data: ${percent(a.clipped)} clip beyond ${a.representation}, ` +
+    `${percent(a.vanished)} vanish, SQNR ${figure(a.sqnr_db)} dB`;
+}
+
 // What the analysis says of one node of the converted model, for its properties: lines, or none.
-export function fitLines(fit, name) {
+// `outputs`: the node's output tensors, whose fit on data a check with the FPQ twin measured.
+export function fitLines(fit, name, outputs = []) {
   const lines = [];
   const layer = fit.layers.find((l) => l.node === name);
   if (layer) lines.push(layerFit(layer));
@@ -81,5 +89,6 @@ export function fitLines(fit, name) {
   if (bn) lines.push(`scale ${bn.scale_min.toPrecision(3)} to ${bn.scale_max.toPrecision(3)}, offset ${bn.offset_min.toPrecision(3)} to ${bn.offset_max.toPrecision(3)}: ${bn.fits ? 'fits' : 'outside'} signed 5.10`);
   // The layer's own line says its clipping already.
   for (const f of fit.findings.filter((x) => x.node === name && x.rule !== 'weights-clip')) lines.push(`${f.message} (${f.source})`);
+  for (const a of (fit.activations ?? []).filter((x) => outputs.includes(x.tensor))) lines.push(activationFit(a));
   return lines;
 }

@@ -1866,6 +1866,32 @@ test('the page repairs a trained model from picked images and gives the Node API
   await context.close();
 });
 
+test('under FPQ a check with the twin on samples marks each measured output in the graph and its node\'s properties', async () => {
+  const { page, context, consoleErrors } = await trainedInPage('calibration_png');
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  await page.setInputFiles('[data-testid="data-input"]', join(TRAINED, 'heldout.npy'));
+  await page.check('[data-testid="check-fpq"]');
+  const result = await runCheckInPage(page);
+  assert.equal(result.foldPass, 'true', result.text);
+  const { check, fixed_point: fit } = await pageReport(page);
+  assert.ok(check.fpq.activations.length > 0, 'the activations were measured');
+  assert.deepEqual(fit.activations, check.fpq.activations, 'the report\'s fit carries them, as the Node CLI\'s does');
+  // The graph is drawn again with a badge on each node whose output was measured.
+  await page.check('[data-testid="graph-switch"] input[value="converted"]');
+  const relu = check.fpq.activations.find((a) => /\/Relu_output_0$/.test(a.tensor));
+  assert.ok(relu, JSON.stringify(check.fpq.activations.map((a) => a.tensor)));
+  const node = relu.tensor.replace(/_output_0$/, '');
+  await page.waitForSelector(`[data-testid="fit-badge"][data-node="${node}"]`, { timeout: 60_000 });
+  const badge = await page.textContent(`[data-testid="fit-badge"][data-node="${node}"]`);
+  assert.match(badge, relu.clipped > 0 ? /^out clips [<>\d. ]+ %$/ : /^out fits$/, badge);
+  await page.click(`[data-testid="graph-node"][data-node="${node}"]`);
+  const props = await page.textContent('[data-testid="node-props"]');
+  assert.match(props, new RegExp(`output '${relu.tensor.replace(/[/.]/g, '\\$&')}' on the data: [<>\\d. ]+ % clip beyond ${relu.representation}, [<>\\d. ]+ % vanish, SQNR [\\d.e+-]+ dB`), props);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('under FPQ the page\'s repair keeps no Conv bias and says which new weights leave FPQ\'s range, as the Node API does', async () => {
   const { model, page, context, consoleErrors } = await trainedInPage('calibration_png');
   await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
