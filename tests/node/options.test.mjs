@@ -146,3 +146,18 @@ test('the package README\'s options tables list the table\'s keys with its defau
     if (defaults.every(Boolean)) assert.equal(spelling(cells[1]), spelling(defaults.join(',')), `${names}: ${cells[1]}`);
   }
 });
+
+test('the page\'s choices are the table\'s: each select offers its key\'s allowed values, its default selected', () => {
+  const html = read('web/index.html');
+  // `none` is the fixed-point select's empty value: no scheme, the key left out.
+  for (const [id, key, none] of [['fixed-point', 'fixedPoint', true], ['snap-weights', 'snapWeights', false], ['layout', 'dataLayout', false]]) {
+    const select = html.match(new RegExp(`<select id="${id}"[^>]*>([\\s\\S]*?)</select>`));
+    assert.ok(select, `web/index.html has <select id="${id}">`);
+    const options = [...select[1].matchAll(/<option value="([^"]*)"( selected)?>/g)].map(([, value, selected]) => ({ value, selected: !!selected }));
+    const row = rowOf(key, 'page');
+    assert.ok(row, `the table has the page's ${key}`);
+    // The same values; the page orders them for reading.
+    assert.deepEqual(options.map((o) => o.value).sort(), [...(none ? [''] : []), ...row.allowed].sort(), id);
+    assert.equal(options.find((o) => o.selected)?.value, row.default, `${id}'s selected option is the table's default`);
+  }
+});
