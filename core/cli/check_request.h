@@ -67,6 +67,10 @@ inline constexpr std::string_view kNoRuntime =
 inline constexpr std::string_view kNoFpqTwin =
     "--fpq-twin is written by the Node CLI (node wasm/cli.mjs, or npx onnx-lattice), which carries the FPQ twin's "
     "builder: use it with the same arguments";
+inline constexpr std::string_view kNoRuntimeToFitRanges =
+    "--calibration under --fixed-point fpq runs the model in onnxruntime to measure FPQ's ranges, which this native "
+    "CLI does not have: use the Node CLI (node wasm/cli.mjs, or npx onnx-lattice) with the same arguments, or leave "
+    "--calibration out (the range fit then estimates them from BatchNormalization)";
 inline constexpr std::string_view kNoRuntimeToRepair =
     "--repair runs both models in onnxruntime to fit the rewritten layers, which this native CLI does not have: use "
     "the Node CLI (node wasm/cli.mjs, or npx onnx-lattice) with the same arguments";

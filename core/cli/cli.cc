@@ -333,7 +333,8 @@ class Runner {
     }
     // Said before any work: a conversion the check cannot follow is not worth starting.
     if (cmd_.check.runs_models() && !host_.has_runtime()) {
-      return fail(options_error("{}", cmd_.check.repair ? kNoRuntimeToRepair : kNoRuntime));
+      std::string_view why = cmd_.check.repair ? kNoRuntimeToRepair : cmd_.check.requested ? kNoRuntime : kNoRuntimeToFitRanges;
+      return fail(options_error("{}", why));
     }
     if (cmd_.check.fpq_twin && !host_.has_runtime()) return fail(options_error("{}", kNoFpqTwin));
     if (cmd_.name == "check") {

@@ -281,6 +281,17 @@ test('native CLI: check and convert --check say the runtime is in the Node CLI (
     assert.ok(!existsSync(join(dir, 'n.onnx')), 'nothing converted');
   }
   assert.match(CLIS.native(['check', '--help']).stdout, /native CLI: the check runs both models in onnxruntime/);
+  // Each use of the runtime is named for what it is.
+  const calibration = join(dir, 'samples.npy');  // refused before it is read
+  for (const [args, message] of [
+    [['--repair', '--calibration', calibration], /--repair runs both models in onnxruntime to fit the rewritten layers/],
+    [['--fixed-point', 'fpq', '--calibration', calibration], /--calibration under --fixed-point fpq runs the model in onnxruntime to measure FPQ's ranges/],
+  ]) {
+    const r = CLIS.native(['convert', sample, '-o', join(dir, 'n.onnx'), ...args]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, message);
+    assert.ok(!existsSync(join(dir, 'n.onnx')), 'nothing converted');
+  }
 });
 
 // The package under test, by the name users import it with (a variable, so that the dependency
