@@ -60,8 +60,7 @@ Status check_skipped_ids(const Report& report, const Options& options, const Con
   constexpr size_t kListed = 20;
   if (call.ignore_unknown_skips) return ok_status();
   for (const auto& id : options.skip_matches) {
-    auto matched = [&](const MatchRecord& m) { return m.id == id; };
-    if (std::any_of(report.matches.begin(), report.matches.end(), matched)) continue;
+    if (report.has_match(id)) continue;
     std::vector<std::string_view> ids;
     for (const auto& m : report.matches) {
       if (ids.size() < kListed) ids.push_back(m.id);
@@ -166,8 +165,7 @@ std::vector<std::string> Conversion::skipped_ids() const {
   std::vector<std::string> ids;
   const Report& report = state_->result.report;
   for (const auto& id : report.options.skip_matches) {
-    auto matched = [&](const MatchRecord& m) { return m.id == id; };
-    if (std::any_of(report.matches.begin(), report.matches.end(), matched)) ids.push_back(id);
+    if (report.has_match(id)) ids.push_back(id);
   }
   return ids;
 }

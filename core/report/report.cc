@@ -1,5 +1,7 @@
 #include "core/report/report.h"
 
+#include <algorithm>
+
 #include "core/onnx/domain.h"
 #include "core/util/utf8.h"
 
@@ -13,6 +15,10 @@ ModelStats ModelStats::of(const onnx::ModelProto& model, uint64_t bytes) {
   stats.nodes = static_cast<uint64_t>(model.graph().node_size());
   for (const auto& node : model.graph().node()) ++stats.op_counts[node.op_type()];
   return stats;
+}
+
+bool Report::has_match(std::string_view id) const {
+  return std::any_of(matches.begin(), matches.end(), [&](const MatchRecord& m) { return m.id == id; });
 }
 
 bool Report::any_applied() const {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/options.h"
@@ -123,6 +124,8 @@ struct Report {
   Timings timings_ms;
 
   bool any_applied() const;
+  // Whether some match (applied or not) has the id `id`.
+  bool has_match(std::string_view id) const;
   Json to_json() const;
 };
 

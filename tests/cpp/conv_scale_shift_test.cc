@@ -16,17 +16,6 @@ test::Converted fold_only(const std::string& bytes) {
   return test::convert_bytes(bytes, options);
 }
 
-std::vector<double> values_of(const onnx::ModelProto& m, const std::string& name) {
-  for (const auto& t : m.graph().initializer()) {
-    if (t.name() != name) continue;
-    auto v = read_values(t, name);
-    REQUIRE(v.ok());
-    return *v;
-  }
-  FAIL("no initializer " << name);
-  return {};
-}
-
 // x[1,2,1,1] -> Conv 1x1 (w, b) -> Mul(scale) -> Add(shift) -> y, constants of the given dims.
 onnx::ModelProto chain(std::vector<int64_t> scale_dims, std::vector<float> scale) {
   onnx::ModelProto m;
@@ -55,15 +44,15 @@ TEST_CASE("Conv -> Mul -> Add by per-channel constants becomes one Conv: W*s, b*
   REQUIRE(out.graph().node_size() == 1);
   const auto& conv = out.graph().node(0);
   CHECK(conv.output(0) == "y");
-  CHECK(values_of(out, conv.input(1)) == std::vector<double>{2, 4, 9, 12});
-  CHECK(values_of(out, conv.input(2)) == std::vector<double>{0.5 * 2 + 10, -0.5 * 3 + 20});
+  CHECK(test::initializer_values(out, conv.input(1)) == std::vector<double>{2, 4, 9, 12});
+  CHECK(test::initializer_values(out, conv.input(2)) == std::vector<double>{0.5 * 2 + 10, -0.5 * 3 + 20});
 }
 
 TEST_CASE("a scalar scale folds into every channel") {
   auto [out, report] = fold_only(chain({}, {2}).SerializeAsString());
   REQUIRE(report.matches.size() == 1);
   CHECK(report.matches[0].applied);
-  CHECK(values_of(out, out.graph().node(0).input(1)) == std::vector<double>{2, 4, 6, 8});
+  CHECK(test::initializer_values(out, out.graph().node(0).input(1)) == std::vector<double>{2, 4, 6, 8});
 }
 
 TEST_CASE("a constant broadcasting along another axis than the channels is not matched") {

@@ -23,18 +23,6 @@ Options fpq(std::optional<bool> fold = std::nullopt) {
   return o;
 }
 
-std::vector<double> values_of(const onnx::ModelProto& m, const std::string& name) {
-  for (const auto& t : m.graph().initializer()) {
-    if (t.name() == name) {
-      auto v = read_values(t, name);
-      REQUIRE(v.ok());
-      return *v;
-    }
-  }
-  FAIL("no initializer " << name);
-  return {};
-}
-
 const onnx::NodeProto& node_of(const onnx::ModelProto& m, const std::string& op) {
   for (const auto& n : m.graph().node()) {
     if (n.op_type() == op) return n;
@@ -67,8 +55,8 @@ TEST_CASE("FPQ: a conv's bias moves into the BatchNormalization after it, as mea
   CHECK(conv.input_size() == 2);  // no bias
   const auto& bn = node_of(out.model, "BatchNormalization");
   CHECK(bn.input(0) == conv.output(0));
-  auto mean = values_of(out.model, bn.input(3));
-  auto old_mean = values_of(input, "mean"), bias = values_of(input, "b");
+  auto mean = test::initializer_values(out.model, bn.input(3));
+  auto old_mean = test::initializer_values(input, "mean"), bias = test::initializer_values(input, "b");
   for (size_t c = 0; c < mean.size(); ++c) CHECK(mean[c] == static_cast<float>(old_mean[c] - bias[c]));
   CHECK(out.report.warnings.empty());
   // BatchNormalization is an FPQ layer of its own: not in the audit.
@@ -88,11 +76,11 @@ TEST_CASE("FPQ: a biased conv without a BatchNormalization gets one that adds ex
   CHECK(bn.output(0) == "y");  // the graph output keeps its name
   float eps = attr::get_float(bn, "epsilon", 1e-5f);
   CHECK(eps == 0x1p-16f);
-  for (double v : values_of(out.model, bn.input(1))) CHECK(v == 1.0);
-  CHECK(values_of(out.model, bn.input(2)) == values_of(input, "b"));
-  for (double v : values_of(out.model, bn.input(3))) CHECK(v == 0.0);
+  for (double v : test::initializer_values(out.model, bn.input(1))) CHECK(v == 1.0);
+  CHECK(test::initializer_values(out.model, bn.input(2)) == test::initializer_values(input, "b"));
+  for (double v : test::initializer_values(out.model, bn.input(3))) CHECK(v == 0.0);
   // var + eps is exactly 1 in float, so the node scales by exactly 1.
-  for (double v : values_of(out.model, bn.input(4))) CHECK(static_cast<float>(v) + eps == 1.0f);
+  for (double v : test::initializer_values(out.model, bn.input(4))) CHECK(static_cast<float>(v) + eps == 1.0f);
 
   // Idempotent: the output has no biased conv left.
   auto again = test::convert_bytes(out.model.SerializeAsString(), fpq());

@@ -59,35 +59,15 @@ onnx::ModelProto chain_model(float next_scale = 1.0f) {
   return m;
 }
 
-std::vector<double> values_of(const onnx::ModelProto& m, const std::string& name) {
-  for (const auto& t : m.graph().initializer()) {
-    if (t.name() == name) {
-      auto v = read_values(t, name);
-      REQUIRE(v.ok());
-      return *v;
-    }
-  }
-  FAIL("no initializer " << name);
-  return {};
-}
-
-const onnx::NodeProto& node_named(const onnx::ModelProto& m, const std::string& name) {
-  for (const auto& n : m.graph().node()) {
-    if (n.name() == name) return n;
-  }
-  FAIL("no node " << name);
-  throw std::logic_error("unreachable");
-}
-
 // The chain computed in double from whatever parameters the model holds: the Relu's output and y.
 struct Computed {
   std::vector<double> relu, y;
 };
 Computed compute(const onnx::ModelProto& m, const std::vector<double>& x) {
-  const auto &a = node_named(m, "conv_a"), &bn = node_named(m, "bn"), &b = node_named(m, "conv_b");
-  auto wa = values_of(m, a.input(1)), wb = values_of(m, b.input(1));
-  auto gamma = values_of(m, bn.input(1)), beta = values_of(m, bn.input(2)), mean = values_of(m, bn.input(3)),
-       var = values_of(m, bn.input(4));
+  const auto &a = test::node_named(m, "conv_a"), &bn = test::node_named(m, "bn"), &b = test::node_named(m, "conv_b");
+  auto wa = test::initializer_values(m, a.input(1)), wb = test::initializer_values(m, b.input(1));
+  auto gamma = test::initializer_values(m, bn.input(1)), beta = test::initializer_values(m, bn.input(2)), mean = test::initializer_values(m, bn.input(3)),
+       var = test::initializer_values(m, bn.input(4));
   double eps = attr::get_float(bn, "epsilon", 1e-5f);
   Computed out{std::vector<double>(kChannels), std::vector<double>(kChannels)};
   for (int64_t c = 0; c < kChannels; ++c) {
@@ -132,7 +112,7 @@ TEST_CASE("FPQ range fit: the float output stays, weights come into [-0.5, 0.5),
   auto input = chain_model();
   Options o = fpq();
   o.channel_ranges["r"] = relu_ranges(input);
-  REQUIRE(max_abs(values_of(input, "wa")) > 1.0);
+  REQUIRE(max_abs(test::initializer_values(input, "wa")) > 1.0);
   REQUIRE(*std::max_element(o.channel_ranges["r"].begin(), o.channel_ranges["r"].end()) > 2.0);
 
   auto out = test::convert_bytes(input.SerializeAsString(), o);
@@ -151,7 +131,7 @@ TEST_CASE("FPQ range fit: the float output stays, weights come into [-0.5, 0.5),
   }
   // Every weight within signed 0.7 with scale 0.5; every activation on the data within unsigned 1.7.
   for (const char* layer : {"conv_a", "conv_b"}) {
-    for (double w : values_of(out.model, node_named(out.model, layer).input(1))) {
+    for (double w : test::initializer_values(out.model, test::node_named(out.model, layer).input(1))) {
       CHECK_FALSE(fixed_point::kFpqWeights.clips(w));
     }
   }
@@ -173,7 +153,7 @@ TEST_CASE("FPQ range fit: without ranges it estimates them from the BatchNormali
     auto before = compute(input, x).y, after = compute(out.model, x).y;
     for (int64_t c = 0; c < kChannels; ++c) CHECK(std::abs(after[c] - before[c]) <= 1e-5 * (1 + std::abs(before[c])));
   }
-  for (double w : values_of(out.model, node_named(out.model, "conv_a").input(1))) CHECK_FALSE(fixed_point::kFpqWeights.clips(w));
+  for (double w : test::initializer_values(out.model, test::node_named(out.model, "conv_a").input(1))) CHECK_FALSE(fixed_point::kFpqWeights.clips(w));
   bool said = false;
   for (const auto& f : out.report.fixed_point->findings) said = said || (f.rule == "range-fit" && f.message.find("without data") != std::string::npos);
   CHECK(said);
@@ -198,7 +178,7 @@ TEST_CASE("FPQ range fit: a channel no scale fits is named with what it would ne
     auto before = compute(input, x).y, after = compute(out.model, x).y;
     for (int64_t c = 0; c < kChannels; ++c) CHECK(std::abs(after[c] - before[c]) <= 1e-5 * (1 + std::abs(before[c])));
   }
-  for (double v : values_of(out.model, node_named(out.model, "conv_b").input(1))) CHECK_FALSE(fixed_point::kFpqWeights.clips(v));
+  for (double v : test::initializer_values(out.model, test::node_named(out.model, "conv_b").input(1))) CHECK_FALSE(fixed_point::kFpqWeights.clips(v));
 }
 
 TEST_CASE("FPQ range fit: skipped on request, and not run without --fixed-point fpq") {

@@ -651,14 +651,6 @@ const onnx::NodeProto& find_node(const onnx::ModelProto& m, const std::string& n
   throw std::logic_error("unreachable");
 }
 
-std::vector<double> values_of(const onnx::ModelProto& m, const std::string& name) {
-  const auto* t = find_initializer(m, name);
-  REQUIRE(t != nullptr);
-  auto v = read_values(*t, name);
-  REQUIRE(v.ok());
-  return *v;
-}
-
 std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 onnx::ModelProto parsed(const std::string& bytes) {
@@ -688,23 +680,23 @@ TEST_CASE("new weights go into the model: in place, as new tensors where shared,
   const auto& a = find_node(m, "conv_a");
   REQUIRE(a.input_size() == 3);
   REQUIRE(a.input(1) == "w_a");
-  REQUIRE(values_of(m, "w_a") == widen(wa));
-  REQUIRE(values_of(m, a.input(2)) == widen(ba));
+  REQUIRE(test::initializer_values(m, "w_a") == widen(wa));
+  REQUIRE(test::initializer_values(m, a.input(2)) == widen(ba));
   REQUIRE(find_initializer(m, a.input(2))->dims_size() == 1);
   // conv_b shared w_shared with conv_c: it reads a new tensor, conv_c keeps the old values.
   const auto& b = find_node(m, "conv_b");
   REQUIRE(b.input(1) == "w_shared_repaired");
-  REQUIRE(values_of(m, "w_shared_repaired") == widen(wb));
-  REQUIRE(values_of(m, b.input(2)) == widen(bb));
+  REQUIRE(test::initializer_values(m, "w_shared_repaired") == widen(wb));
+  REQUIRE(test::initializer_values(m, b.input(2)) == widen(bb));
   REQUIRE(find_node(m, "conv_c").input(1) == "w_shared");
-  REQUIRE(values_of(m, "w_shared") == widen(random_floats(54, 201)));
-  REQUIRE(values_of(m, "b_c") == std::vector<double>{1, 2, 3});
+  REQUIRE(test::initializer_values(m, "w_shared") == widen(random_floats(54, 201)));
+  REQUIRE(test::initializer_values(m, "b_c") == std::vector<double>{1, 2, 3});
   // The Gemm's bias keeps its [1, 3] shape and its name.
   const auto& gemm = find_node(m, "gemm");
   REQUIRE(gemm.input(1) == "g_w");
   REQUIRE(gemm.input(2) == "g_b");
-  REQUIRE(values_of(m, "g_w") == widen(gw));
-  REQUIRE(values_of(m, "g_b") == widen(gb));
+  REQUIRE(test::initializer_values(m, "g_w") == widen(gw));
+  REQUIRE(test::initializer_values(m, "g_b") == widen(gb));
   REQUIRE(find_initializer(m, "g_b")->dims_size() == 2);
   // Nothing left behind: the five tensors, a new weight and two new biases, each name once.
   std::set<std::string> names;
@@ -732,7 +724,7 @@ TEST_CASE("new weights keep the weight's element type and unnamed nodes' labels"
   const auto* t = find_initializer(m, "w_a");
   REQUIRE(t != nullptr);
   REQUIRE(t->data_type() == onnx::TensorProto::FLOAT16);
-  REQUIRE(values_of(m, "w_a") == std::vector<double>(54, 1.5));
+  REQUIRE(test::initializer_values(m, "w_a") == std::vector<double>(54, 1.5));
   auto big = set_weights(input, {{"Conv_0", std::vector<float>(54, 70000.0f), {1, 2, 3}}});
   REQUIRE_FALSE(big.ok());
   REQUIRE_THAT(big.error().message, Contains("the new weights of 'Conv_0' holds 70000 at index 0, which float16 cannot hold"));

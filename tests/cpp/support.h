@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/onnx/external_data.h"
+#include "core/onnx/tensor_values.h"
 #include "onnx-ml.pb.h"
 
 namespace test {
@@ -49,6 +50,13 @@ inline const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std
     if (t.name() == name) return t;
   }
   throw std::runtime_error("no initializer " + name);
+}
+
+// An initializer's values, widened to double.
+inline std::vector<double> initializer_values(const onnx::ModelProto& m, const std::string& name) {
+  auto values = lattice::read_values(initializer(m, name), name);
+  if (!values) throw std::runtime_error(values.error().message);
+  return *values;
 }
 
 inline const onnx::NodeProto& node_named(const onnx::ModelProto& m, const std::string& name) {
