@@ -26,8 +26,8 @@ int64_t product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
   if (to == from + 1) return s[from];  // a symbol stays itself
   for (size_t i = from; i < to; ++i) {
-    if (s[i] < 0) return -1;
-    p *= s[i];
+    // Not a number, or more elements than int64 counts: unknown.
+    if (s[i] < 0 || __builtin_mul_overflow(p, s[i], &p)) return -1;
   }
   return p;
 }
@@ -475,8 +475,8 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
         infer_at = static_cast<int64_t>(i);
       } else if (s[i] < 0) {
         known = -1;
-      } else if (known >= 0) {
-        known *= s[i];
+      } else if (known >= 0 && __builtin_mul_overflow(known, s[i], &known)) {
+        known = -1;  // more elements than int64 counts: the inferred size is unknown
       }
     }
     if (infer_at >= 0) {
