@@ -88,3 +88,40 @@ TEST_CASE("sizes that would overflow int64 or turn negative are unknown, never a
   Shapes shapes(view, 13);
   CHECK(shapes.of("y") == nullptr);
 }
+
+TEST_CASE("an element count past int64 (Reshape's known dims, Flatten's product) is unknown, not a wrapped count") {
+  // 3 * 6148914691236517206 is 2^64 + 2: wrapped, it read as 2 elements, and x's 768 elements
+  // gave Reshape's -1 the size 384 and Flatten's first dimension 2.
+  constexpr int64_t kHuge = 6148914691236517206;
+  {
+    auto m = test::tiny_model();
+    auto& g = *m.mutable_graph();
+    test::set_input_shape(*g.mutable_input(0), "x", {4, 3, 8, 8});
+    g.clear_node();
+    test::add_node(g, "Reshape", "reshape", {"x", "shape"}, {"y"});
+    auto& shape = *g.add_initializer();
+    shape.set_name("shape");
+    shape.set_data_type(onnx::TensorProto::INT64);
+    shape.add_dims(3);
+    for (int64_t v : {int64_t{3}, kHuge, int64_t{-1}}) shape.add_int64_data(v);
+    GraphView view(g);
+    Shapes shapes(view, 13);
+    const Shape* y = shapes.of("y");
+    REQUIRE(y);
+    CHECK(format_shape(*y, &shapes) == "[3, 6148914691236517206, ?]");
+  }
+  auto m = test::tiny_model();
+  auto& g = *m.mutable_graph();
+  test::set_input_shape(*g.mutable_input(0), "x", {3, kHuge, 4});
+  g.clear_node();
+  auto& flatten = test::add_node(g, "Flatten", "flatten", {"x"}, {"y"});
+  auto* axis = flatten.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(2);
+  GraphView view(g);
+  Shapes shapes(view, 13);
+  const Shape* y = shapes.of("y");
+  REQUIRE(y);
+  CHECK(format_shape(*y, &shapes) == "[?, 4]");
+}
