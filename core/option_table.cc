@@ -186,6 +186,9 @@ std::vector<OptionRow> make_rows() {
        "ridge regularisation, relative to the normal equations' mean diagonal", kRepairCall, kApiRepair, "repair.ridge"},
       {kMaxRows, "", "", "", "", "maxRows", V::kOther, "number", "16384", {}, "output positions sampled per layer",
        kRepairCall, kApiRepair, "repair.max_rows"},
+      {kRefitAbove, "", "", "", "", "refitAbove", V::kOther, "number", "0.03", {},
+       "a layer no rewrite changed is refitted when its output is off by more than this share", kRepairCall, kApiRepair,
+       "repair.refit_above"},
   };
 }
 

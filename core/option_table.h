@@ -24,7 +24,7 @@ enum class OptionId {
   // The Node API's alone: how a call is made, not what the conversion does.
   kIgnoreUnknownSkips, kDescribe, kResolver, kDataFile, kOutputStem, kHeld, kOnConverted, kChannelRanges, kOnProgress,
   kSignal,
-  kScaleAtol, kInputValues, kConversion, kRidge, kMaxRows,
+  kScaleAtol, kInputValues, kConversion, kRidge, kMaxRows, kRefitAbove,
 };
 
 // The CLI commands (and the Node API's repair()) that take an option: bits of OptionRow::commands.

@@ -28,7 +28,7 @@ function sourceOf(model, label) {
 export const CHECK_KEYS = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress',
   'inputs', 'labels', 'preprocessing', 'signal', 'simulate'];
 // The repair's own (repair()), beside the check's that shape its samples.
-export const REPAIR_KEYS = ['calibration', 'ridge', 'maxRows', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
+export const REPAIR_KEYS = ['calibration', 'ridge', 'maxRows', 'refitAbove', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
 
 // Runs the check in a worker: {report} for original vs candidate, and with `twin` the fold-only
 // twin's check too ({twin}). With `repair` ({calibration: sources, check}), the candidate is

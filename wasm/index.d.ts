@@ -173,7 +173,7 @@ export interface RangeFitReport {
  *  squares so that its output reproduces the original's tensor on the calibration samples. */
 export interface RepairReport {
   data: { source: string; samples: number; preprocessing?: CheckReport['inputs']['preprocessing']; seed?: number; note?: string };
-  options: { ridge: number; max_rows: number; seed: number };
+  options: { ridge: number; max_rows: number; seed: number; refit_above: number };
   /** In topological order. `before`/`after`: max |Δ| and ‖Δ‖/‖target‖ at `target_tensor` on the
    *  calibration samples; `residual`: the fit's own relative residual on the rows it sampled;
    *  `runtime_ms`: onnxruntime's sessions and runs in this layer's step (the part of each model up
@@ -201,6 +201,11 @@ export interface RepairOptions {
   ridge?: number;
   /** Rows (output positions) sampled per layer and group; default 16384. */
   maxRows?: number;
+  /** A layer no Lattice rewrite changed (its weights the original's, up to a fold) is refitted
+   *  only when its output differs from the original's by more than this share (‖Δ‖/‖original‖);
+   *  0 refits every changed layer; default 0.03. Needs `conversion` to know which layers a rewrite
+   *  changed: without it every changed layer is refitted. */
+  refitAbove?: number;
   seed?: number;
   inputRange?: [number, number];
   inputShapes?: Record<string, number[]>;
@@ -516,7 +521,7 @@ export interface Converter {
    *  measured on `calibration` (default 32 seeded random inputs in [0, 2), said so) in
    *  onnxruntime-node, the rewrite by FpqRangeFitPattern. Resolves to the fitted model's bytes and
    *  the clipped shares before → after. */
-  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
+  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows' | 'refitAbove'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
   /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
    *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
    *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */
@@ -580,12 +585,12 @@ export interface SyncConverter {
   /** As Converter.repair: asynchronous here too. */
   repair(original: CheckModel, converted: CheckModel, options?: RepairOptions): Promise<{ model: Uint8Array; report: RepairReport }>;
   /** As Converter.fitRanges: asynchronous here too. */
-  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
+  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows' | 'refitAbove'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
   /** FPQ's range fit (docs/fixed-point.md) of a model converted with fixedPoint 'fpq': the ranges
    *  measured on `calibration` (default 32 seeded random inputs in [0, 2), said so) in
    *  onnxruntime-node, the rewrite by FpqRangeFitPattern. Resolves to the fitted model's bytes and
    *  the clipped shares before → after. */
-  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
+  fitRanges(converted: CheckModel, options?: Omit<RepairOptions, 'ridge' | 'maxRows' | 'refitAbove'>): Promise<{ model: Uint8Array; report: RangeFitReport }>;
   /** The FPQ twin of a (converted) model: a copy with every value in Lattice FPQ's fixed point
    *  (FPGA-UG-02228 Table 4.1) in standard ONNX, which any runtime runs. Loads its module on the
    *  first call. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model or an opset below 11. */

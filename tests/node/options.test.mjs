@@ -64,6 +64,7 @@ test('the check\'s and the repair\'s defaults in JavaScript are the table\'s', (
   for (const [name, value] of Object.entries(PREPROCESSING_DEFAULTS)) assert.equal(byKey(`preprocessing.${name}`).default, value, name);
   assert.equal(Number(byKey('ridge').default), REPAIR_DEFAULTS.ridge);
   assert.equal(Number(byKey('maxRows').default), REPAIR_DEFAULTS.maxRows);
+  assert.equal(Number(byKey('refitAbove').default), REPAIR_DEFAULTS.refitAbove);
 });
 
 test('check() and repair() take the table\'s keys, no more and no fewer', () => {

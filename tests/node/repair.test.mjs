@@ -4,6 +4,7 @@
 // of the original's on the 400 held-out samples the fit never saw. Accuracy is recomputed here
 // with onnxruntime-node directly, not taken from the check.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -35,6 +36,17 @@ async function accuracy(model) {
 }
 
 const original = await accuracy(MODEL);
+
+// A node's constant inputs (weights, bias) as the digest of their values, read with onnx.
+function layerValues(path, node) {
+  const script = 'import hashlib, sys, onnx\nfrom onnx import numpy_helper\nm = onnx.load(sys.argv[1])\n' +
+    'init = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}\n' +
+    'n = next(n for n in m.graph.node if n.name == sys.argv[2])\n' +
+    'print(hashlib.sha256(b"".join(init[i].tobytes() for i in n.input if i in init)).hexdigest())';
+  const r = spawnSync('/usr/bin/python3', ['-c', script, path, node], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
 
 test('convert --repair --calibration: held-out accuracy within 2 points of the original\'s; the report says what was refitted', async () => {
   const out = join(dir, 'repaired.onnx'), report = join(dir, 'repaired.json');
@@ -110,6 +122,35 @@ test('under --fixed-point fpq the repaired model keeps FPQ\'s rule (no Conv with
   for (const l of refitted) assert.equal(typeof l.fixed_point.clipped, 'number', l.node);
   assert.deepEqual(repair.fixed_point.weights_clip, refitted.filter((l) => l.fixed_point.clipped > 0).map((l) => l.node));
   assert.match(r.stdout, new RegExp(`^repair: FPQ: ${convs.length} new biases moved into BatchNormalizations; `, 'm'));
+});
+
+test('refitAbove: a layer no rewrite changed is refitted only when its output is off by more than that share', async () => {
+  const converted = join(dir, 'refit-above.onnx');
+  const { report: conversion } = await lattice.convertFile(MODEL, converted);
+  const calibration = join(TRAINED, 'calibration.npy');
+  const rewrittenBy = (l) => conversion.matches.some((m) => m.id === l.match_id && !m.numerically_equivalent);
+  // Every layer of this model is off by more than 3 %: the default refits them all.
+  const all = (await lattice.repair(MODEL, converted, { calibration, conversion })).report;
+  assert.equal(all.options.refit_above, 0.03);
+  assert.ok(all.layers.every((l) => l.refitted), all.layers.filter((l) => !l.refitted).map((l) => l.node).join(', '));
+  // At 100 % only the layers a Lattice rewrite made or changed are refitted; the others (folded
+  // BatchNormalizations, the Gemm) keep their weights and say why.
+  const { report, model } = await lattice.repair(MODEL, converted, { calibration, conversion, refitAbove: 1 });
+  const [kept, refitted] = [report.layers.filter((l) => !l.refitted), report.layers.filter((l) => l.refitted)];
+  assert.ok(kept.length >= 3 && refitted.length >= 3, `${kept.length} kept, ${refitted.length} refitted`);
+  for (const l of refitted) assert.ok(rewrittenBy(l), `${l.node} (${l.match_id}) is refitted`);
+  for (const l of kept) {
+    assert.ok(!rewrittenBy(l), `${l.node} (${l.match_id}) is kept`);
+    assert.match(l.reason, /no rewrite changed it, and its output is within 100\.0 % of the original's \(refitAbove\)/);
+  }
+  const repaired = join(dir, 'refit-above.repaired.onnx');
+  writeFileSync(repaired, model);
+  for (const l of kept) assert.equal(layerValues(repaired, l.node), layerValues(converted, l.node), `${l.node} keeps its weights`);
+  assert.notEqual(layerValues(repaired, refitted[0].node), layerValues(converted, refitted[0].node));
+  // Without the conversion's report no layer is known to be the original's: all are refitted.
+  const unknown = (await lattice.repair(MODEL, converted, { calibration, refitAbove: 1 })).report;
+  assert.ok(unknown.layers.every((l) => l.refitted));
+  await assert.rejects(lattice.repair(MODEL, converted, { calibration, refitAbove: -1 }), /refitAbove must be a number >= 0/);
 });
 
 test('a numerically equivalent conversion (folding only) is never refitted', async () => {
