@@ -9,7 +9,7 @@ import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, per
 import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { runCheck } from './check_node.mjs';
 import { rangeFitLines } from './range_fit.mjs';
-import { fixedPointRepairText } from './repair.mjs';
+import { fixedPointRepairText, refittedText } from './repair.mjs';
 
 // 5: a comparison that could not have shown a change (check.mjs, compareRuns): neither a pass nor a failure.
 const EXIT = { ok: 0, failed: 1, usage: 2, inconclusive: 5 };
@@ -69,7 +69,7 @@ function writeReport(path, report, out) {
 // The repair in a few lines: what it fitted on, and each refitted layer's change before → after.
 export function repairLines(repair) {
   const refitted = repair.layers.filter((l) => l.refitted);
-  const lines = [`repair: ${refitted.length} layer${refitted.length === 1 ? '' : 's'} refitted on ${repair.data.source}` +
+  const lines = [`repair: ${refittedText(repair)} on ${repair.data.source}` +
     `${repair.data.note ? ` (${repair.data.note})` : ''} in ${Math.round(repair.time_ms)} ms`];
   for (const l of refitted) lines.push(`repair:   ${l.node}: '${l.target_tensor}' max |Δ| ${figure(l.before.max_abs)} → ${figure(l.after.max_abs)}, relative ${figure(l.before.rel)} → ${figure(l.after.rel)}`);
   const fixedPoint = fixedPointRepairText(repair);

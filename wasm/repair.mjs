@@ -29,6 +29,8 @@ const TARGET_CHUNK_BYTES = 64 * 2 ** 20;
 // activation's output (the SPPF chains: Conv → Relu writing the pool's output).
 const THROUGH = new Set(['Relu']);
 const FPQ_BIAS_PATTERN = 'FpqConvBiasIntoBatchNormPattern';
+// The end of the reason a layer kept by refitAbove gives.
+const KEPT_WITHIN = 'of the original\'s (refitAbove)';
 
 const optionsError = (message) => Object.assign(new Error(message), { code: CHECK_OPTIONS_ERROR });
 const fixed = (shape) => Array.isArray(shape) && shape.every((d) => typeof d === 'number' && d >= 0);
@@ -320,7 +322,7 @@ export async function repairModel(runtime, module, original, converted, conversi
     const drift = !layer.rewritten && before.rel <= refitAbove;
     if (pass || drift) {
       const reason = pass ? 'unchanged within the tolerance'
-        : `no rewrite changed it, and its output is within ${percent(refitAbove)} of the original's (refitAbove)`;
+        : `no rewrite changed it, and its output is within ${percent(refitAbove)} ${KEPT_WITHIN}`;
       layers.push({ ...entry, refitted: false, reason, after: before, runtime_ms: timing.runtime - ranBefore, fit_ms: 0 });
       mine.adopt();
       continue;
@@ -407,6 +409,15 @@ function fixedPointOfRefits(settled, layers) {
   }
   const moved = (settled.matches ?? []).filter((m) => m.applied && m.pattern === FPQ_BIAS_PATTERN).length;
   return { scheme: 'fpq', biases_moved: moved, weights_clip: leaving };
+}
+
+// How many layers the repair refitted, and how many that no rewrite changed it kept, their output
+// within refitAbove of the original's: the Node CLI and the page say it the same way.
+export function refittedText(repair) {
+  const refitted = repair.layers.filter((l) => l.refitted).length;
+  const kept = repair.layers.filter((l) => !l.refitted && l.reason?.endsWith(KEPT_WITHIN)).length;
+  return `${refitted} layer${refitted === 1 ? '' : 's'} refitted` +
+    (kept ? ` (${kept} that no rewrite changed kept, within ${percent(repair.options.refit_above)} of the original's)` : '');
 }
 
 // The repair under FPQ in words ('' otherwise): what the biases became, and which refitted

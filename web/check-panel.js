@@ -2,7 +2,7 @@
 // check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
 import { fedText, figure, percent, verdict } from './check.mjs';
 import { breakable } from './panels.js';
-import { fixedPointRepairText } from './repair.mjs';
+import { fixedPointRepairText, refittedText } from './repair.mjs';
 
 export { finiteForJson } from './check.mjs';
 export { checkShapes, sizesTooLarge } from './check_sizes.mjs';
@@ -109,8 +109,7 @@ function fpqSection(box, fpq, twin) {
 
 // The repair in a sentence: what it fitted, on what.
 function repairSummary(repair) {
-  const refitted = repair.layers.filter((l) => l.refitted).length;
-  return `Repaired ${refitted} layer${refitted === 1 ? '' : 's'} on ${repair.data.samples} samples of ${repair.data.source}` +
+  return `Repair: ${refittedText(repair)} on ${repair.data.samples} samples of ${repair.data.source}` +
     `${repair.data.note ? ` (${repair.data.note})` : ''} in ${Math.round(repair.time_ms)} ms; the download is the repaired model. ` +
     `The check below runs it on samples the fit did not see.${fixedPoint(repair)}`;
 }

@@ -1836,7 +1836,7 @@ test('the page repairs a trained model from picked images and gives the Node API
   await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined ||
     document.querySelector('[data-testid="check-result"] .error'), null, { timeout: 300_000, polling: 250 });
   const text = await page.textContent('[data-testid="check-result"]');
-  assert.match(text, /Repaired \d+ layers on 96 samples of 128 images \[0, 96\)/, text);
+  assert.match(text, /Repair: \d+ layers refitted on 96 samples of 128 images \[0, 96\)/, text);
   assert.match(text, /after the repair, output 'logits' differs from the original's by up to/, text);
   assert.doesNotMatch(text, /retrain/, text);
   const { repair, check } = await pageReport(page);

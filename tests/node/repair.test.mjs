@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import ort from 'onnxruntime-node';
 
 import { createConverter } from '../../wasm/index.mjs';
+import { refittedText } from '../../wasm/repair.mjs';
 import { CLIS, TRAINED, numpyValues, scratch } from './helpers.mjs';
 
 const lattice = await createConverter();
@@ -139,6 +140,8 @@ test('refitAbove: a layer no rewrite changed is refitted only when its output is
   const [kept, refitted] = [report.layers.filter((l) => !l.refitted), report.layers.filter((l) => l.refitted)];
   assert.ok(kept.length >= 3 && refitted.length >= 3, `${kept.length} kept, ${refitted.length} refitted`);
   for (const l of refitted) assert.ok(rewrittenBy(l), `${l.node} (${l.match_id}) is refitted`);
+  assert.equal(refittedText(report), `${refitted.length} layers refitted (${kept.length} that no rewrite changed kept, within 100.0 % of the original's)`);
+  assert.equal(refittedText(all), `${all.layers.length} layers refitted`);
   for (const l of kept) {
     assert.ok(!rewrittenBy(l), `${l.node} (${l.match_id}) is kept`);
     assert.match(l.reason, /no rewrite changed it, and its output is within 100\.0 % of the original's \(refitAbove\)/);
