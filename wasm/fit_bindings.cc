@@ -121,11 +121,12 @@ lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
   FitIn in;
   auto& r = in.request;
   if (!is_object(spec)) return lattice::options_error("the spec must be an object");
-  const std::vector<std::string> known = {"op", "attributes", "weightShape", "input", "target", "current", "ridge", "maxRows", "seed"};
+  const std::vector<std::string> known = {"op",      "attributes", "weightShape", "input",    "target",
+                                         "current", "ridge",      "maxRows",     "seed",     "rectified"};
   for (const auto& key : keys_of(spec)) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       return lattice::options_error("unknown field 'spec.{}' (known: op, attributes, weightShape, input, target, current, ridge, "
-                                    "maxRows, seed)", key);
+                                    "maxRows, seed, rectified)", key);
     }
   }
   if (!spec["op"].isString()) return lattice::options_error("spec.op must be 'Conv' or 'Gemm'");
@@ -158,6 +159,10 @@ lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
     if (!n) return n.error();
     r.ridge = *n;
   }
+  if (val v = spec["rectified"]; !v.isUndefined()) {
+    if (v.typeOf().as<std::string>() != "boolean") return lattice::options_error("spec.rectified must be true or false");
+    r.rectified = v.as<bool>();
+  }
   if (val v = spec["seed"]; !v.isUndefined()) {
     if (!val::global("Number").call<bool>("isSafeInteger", v) || v.as<double>() < 0) {
       return lattice::options_error("spec.seed must be a whole number >= 0");
@@ -189,9 +194,7 @@ val fit_layer(const val& spec) {
     r.current_weights = std::span<const float>(in->weights);
     if (!spec["current"]["bias"].isUndefined()) r.current_bias = std::span<const float>(in->bias);
   }
-  // A layer fitted twice on the same input (before a Relu) reuses the first fit's features' sums.
-  static lattice::repair::FitMemory memory;
-  auto fit = lattice::repair::fit_layer(r, &memory);
+  auto fit = lattice::repair::fit_layer(r);
   if (!fit) return failure(fit.error());
   val out = val::object();
   out.set("weights", floats_out(fit->weights));

@@ -561,6 +561,10 @@ export interface LayerFitSpec {
   /** Output positions fitted per group; more are sampled (seeded). Default 16384. */
   maxRows?: number;
   seed?: number;
+  /** The layer's only reader is a Relu: fitted, then fitted again on the same rows with each target
+   *  at or below zero that the first fit also puts there replaced by the first fit's value (a Relu
+   *  lets neither through); the result is the second fit's. Default false. */
+  rectified?: boolean;
 }
 
 export interface LayerFit {
@@ -598,9 +602,8 @@ export interface SyncConverter {
   patterns(): Catalogue;
   hardware(): Hardware;
   options(): OptionTable;
-  /** Repair's core: one layer's ridge refit from its activations. A call on the same input as the
-   *  last one (the same spec, input, maxRows and seed; other targets) reuses its sums of the input
-   *  and their factorisation, which the module keeps until a call on another input. */
+  /** Repair's core: one layer's ridge refit from its activations (before a Relu, `rectified`: two
+   *  fits on the same rows in one call). The module keeps nothing between calls. */
   fitLayer(spec: LayerFitSpec): LayerFit;
   /** The WebAssembly heap bytes fitLayer needs for such a spec (dims only). */
   fitBytes(spec: LayerFitSpec): number;

@@ -143,10 +143,7 @@ function compared(values, wanted, { rtol, atol }) {
 // and each call runs only the nodes between what it holds and what is asked, in one session.
 // `run(bytes, commit, peek)`: the nodes computing `commit` are taken as final (their outputs are
 // held while read); those computing only `peek` run aside, for a layer whose weights are about to
-// change, unless `adopt()` says it keeps them. `trial(bytes, name, change)`: the tensor `name`
-// from the nodes between what is held and it, with `change` applied to that part's bytes (a
-// layer's trial weights, written into a part of a few nodes rather than into the whole model;
-// null when `change` gives none), nothing held.
+// change, unless `adopt()` says it keeps them.
 // `bytes`: the model as it is now.
 // `timing.runtime` sums the sessions' creation and runs.
 function activations(runtime, externalData, batches, inputs, keep, timing) {
@@ -227,16 +224,9 @@ function activations(runtime, externalData, batches, inputs, keep, timing) {
     timing.runtime += performance.now() - started;
     return Object.fromEntries(Object.keys(out[0]).map((name) => [name, joinTensors(out.map((o) => o[name]))]));
   }
-  async function trial(bytes, name, change) {
-    const given = new Map([...held].map(([n, t]) => [n, { type: t.type, dims: t.dims }]));
-    const part = submodel(indexed(bytes), given, [name]);
-    const changed = await change(part.bytes);
-    return changed && (await runPart(changed, part.inputs))[name];
-  }
   return {
     run,
     adopt,
-    trial,
     has: (name) => held.has(name),
     // The caller has what it asked for: no need to hold it any more for its sake.
     release: (name) => keep.delete(name),
@@ -301,7 +291,6 @@ export async function repairModel(runtime, module, original, converted, conversi
     if (signal?.aborted) throw Object.assign(new Error('the repair was aborted'), { name: 'AbortError', code: 'ABORT_ERR' });
     onProgress(`fitting ${layer.node}`, (index + 1) / (plan.layers.length + 1));
     const ranBefore = timing.runtime;
-    let fitMs = 0;
     if (!theirs.has(layer.target)) {
       let chunk = 0;
       const next = plan.layers.slice(index).filter((l, i) => i === 0 || (chunk += samples.samples * perSample(l.target, original)) <= TARGET_CHUNK_BYTES);
@@ -327,46 +316,18 @@ export async function repairModel(runtime, module, original, converted, conversi
       mine.adopt();
       continue;
     }
-    const fitTo = async (values, { final = true } = {}) => {
-      const fitStarted = performance.now();
-      const fit = await module.fitLayer({
-        op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
-        input: { data: input.data, dims: input.dims },
-        target: { data: values, dims: wanted.dims }, ridge, maxRows, seed,
-      });
-      if (final) bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
-      fitMs += performance.now() - fitStarted;
-      return fit;
-    };
-    let fit = await fitTo(target, { final: !layer.rectified });
-    // One round: on the digits CNNs a second changed held-out accuracy by ±0.25 points, no better.
-    if (layer.rectified) {
-      // Before a Relu, a value the original had at or below zero needs only to stay there:
-      // fitted again with those targets set to what the first fit gives there, the solve spends
-      // its freedom where the Relu lets values through. The same input: the fit module reuses the
-      // first fit's features' sums and factorisation (FitMemory), so this costs the targets' side only.
-      // The first fit's output comes from the layer alone with those weights: writing them into
-      // the whole model (a copy of all of it, 100 MB for ResNet-50) is left to the final ones.
-      // An unnamed node is known by a label from its position in the graph, which the part does
-      // not keep: then the weights go into the whole model as before.
-      const weights = [{ node: layer.node, weights: fit.weights, bias: fit.bias }];
-      const written = async (model) => {
-        const started = performance.now();
-        try {
-          return await module.setLayerWeights(model, weights);
-        } finally {
-          fitMs += performance.now() - started;
-        }
-      };
-      let first = (await mine.trial(bytes, layer.output, (part) => written(part).catch(() => null)))?.data;
-      if (!first) {
-        bytes = await written(bytes);
-        first = (await mine.run(bytes, [], [layer.output]))(layer.output).data;
-      }
-      const relaxed = new Float32Array(target.length);
-      for (let i = 0; i < target.length; ++i) relaxed[i] = target[i] <= 0 && first[i] <= 0 ? first[i] : target[i];
-      fit = await fitTo(relaxed);
-    }
+    // Before a Relu the fit module fits twice on the same rows: the second time each target at or
+    // below zero that the first fit also puts there is set to what that fit gives, so the solve
+    // spends its freedom where the Relu lets values through (patches.h, relaxed_targets). One
+    // round: on the digits CNNs a third fit changed held-out accuracy by ±0.25 points, no better.
+    const fitStarted = performance.now();
+    const fit = await module.fitLayer({
+      op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
+      input: { data: input.data, dims: input.dims }, target: { data: target, dims: wanted.dims },
+      ridge, maxRows, seed, rectified: Boolean(layer.rectified),
+    });
+    bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
+    const fitMs = performance.now() - fitStarted;
     // Its change is measured on its output once its weights are final (later fits change only
     // later layers, so that is its change in the repaired model too).
     const done = { ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter, after: null, runtime_ms: timing.runtime - ranBefore, fit_ms: fitMs };

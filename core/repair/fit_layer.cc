@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <new>
 
@@ -42,7 +41,7 @@ Status check_request(const FitRequest& r, const LayerGeometry& g) {
   return ok_status();
 }
 
-Result<LayerFit> fit(const FitRequest& r, FitMemory* memory) {
+Result<LayerFit> fit(const FitRequest& r) {
   auto geometry = layer_geometry(r.spec, r.input_dims, r.target_dims);
   if (!geometry) return geometry.error();
   const LayerGeometry& g = *geometry;
@@ -55,21 +54,8 @@ Result<LayerFit> fit(const FitRequest& r, FitMemory* memory) {
   out.weights.resize(static_cast<size_t>(g.weight_count()));
   out.bias.resize(static_cast<size_t>(g.out_channels));
   double before = 0, after = 0, spread = 0;
-  std::vector<NormalEquations> kept;
-  if (memory) {
-    if (memory->matches(r)) kept = std::move(memory->groups);
-    memory->clear();
-  }
-  const bool again = !kept.empty();
-  std::vector<NormalEquations> groups;
   for (int64_t group = 0; group < g.group; ++group) {
-    if (again) {
-      groups.push_back(std::move(kept[static_cast<size_t>(group)]));
-      groups.back().retarget();
-    } else {
-      groups.emplace_back(p, mg);
-    }
-    NormalEquations& eq = groups.back();
+    NormalEquations eq(p, mg);
     add_rows(eq, g, group, r.input, r.target, positions);
     if (r.current_weights) {
       std::vector<double> w(p * mg), b(mg, 0.0);
@@ -84,6 +70,13 @@ Result<LayerFit> fit(const FitRequest& r, FitMemory* memory) {
     }
     auto solved = eq.solve(r.ridge);
     if (!solved) return solved.error();
+    if (r.rectified) {
+      const std::vector<double> relaxed = relaxed_targets(g, group, r.input, r.target, positions, solved->weights, solved->bias);
+      eq.retarget();
+      add_rows(eq, g, group, r.input, std::span<const double>(relaxed), positions);
+      solved = eq.solve(r.ridge);
+      if (!solved) return solved.error();
+    }
     after += solved->squared_error;
     spread += eq.spread();
     for (size_t m = 0; m < mg; ++m) {
@@ -105,39 +98,17 @@ Result<LayerFit> fit(const FitRequest& r, FitMemory* memory) {
   }
   if (r.current_weights) out.residual_before = relative_residual(before, spread);
   out.residual_after = relative_residual(after, spread);
-  if (memory) {
-    memory->spec = r.spec;
-    memory->input_dims = r.input_dims;
-    memory->target_dims = r.target_dims;
-    memory->input.assign(r.input.begin(), r.input.end());
-    memory->max_rows = r.max_rows;
-    memory->seed = r.seed;
-    memory->groups = std::move(groups);
-  }
   return out;
 }
 
 }  // namespace
 
-void FitMemory::clear() {
-  groups = {};
-  input = {};
-}
-
-bool FitMemory::matches(const FitRequest& r) const {
-  // The groups' sums are kept only for the whole layer; a memory after a failed fit is empty.
-  return !groups.empty() && r.spec == spec && r.input_dims == input_dims && r.target_dims == target_dims &&
-         r.max_rows == max_rows && r.seed == seed && r.input.size() == input.size() &&
-         std::memcmp(r.input.data(), input.data(), input.size() * sizeof(float)) == 0;
-}
-
-Result<LayerFit> fit_layer(const FitRequest& request, FitMemory* memory) {
+Result<LayerFit> fit_layer(const FitRequest& request) {
   // As in convert(): running out of memory natively is an error like any other (in wasm, built
   // without exceptions, it aborts the module and the JS wrapper reports it).
   try {
-    return fit(request, memory);
+    return fit(request);
   } catch (const std::bad_alloc&) {
-    if (memory) memory->clear();
     return Error{"out of memory while fitting a layer", ErrorKind::kMemory};
   }
 }
@@ -152,8 +123,8 @@ Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& in
   uint64_t m = static_cast<uint64_t>(g.out_channels);
   uint64_t data = 4 * (element_count(input_dims) + element_count(target_dims) + 2 * g.weight_count() + 2 * m);
   uint64_t rows = std::min(g.positions(), max_rows);
-  uint64_t groups = static_cast<uint64_t>(g.group);
-  return data + groups * NormalEquations::bytes(p, mg) + 8 * p * mg + 8 * rows + 4 * element_count(input_dims);
+  return data + NormalEquations::bytes(p, mg) + 8 * p * mg + 8 * rows +
+         8 * (p * mg + NormalEquations::kBlockRows * p + rows * mg);
 }
 
 }  // namespace lattice::repair

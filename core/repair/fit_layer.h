@@ -26,6 +26,10 @@ struct FitRequest {
   std::optional<std::span<const float>> current_weights, current_bias;
   double ridge = kDefaultRidge;
   uint64_t max_rows = kDefaultMaxRows;  // positions fitted per group, at most
+  // The layer's only reader is a Relu: each group is fitted, then fitted again on the same rows
+  // with relaxed_targets (core/repair/patches.h), keeping the first fit's sums of the features
+  // and their factorisation (NormalEquations::retarget); LayerFit is the second fit's.
+  bool rectified = false;
   uint64_t seed = 0;                    // which positions, when there are more
 };
 
@@ -39,34 +43,16 @@ struct LayerFit {
   double residual_after = 0;
 };
 
-// What one fit leaves for the next: a layer fitted again on the same input with other targets
-// (before a Relu, wasm/repair.mjs fits each such layer twice) reuses its features' sums and their
-// factorisation, per group, instead of summing O(rows P^2) and factorising O(P^3) again. Kept
-// until a fit of another layer or input starts (which lets it go first, so two layers' sums are
-// never held at once).
-struct FitMemory {
-  // The request's features: any change in these means other rows.
-  LayerSpec spec;
-  std::vector<int64_t> input_dims, target_dims;
-  std::vector<float> input;
-  uint64_t max_rows = 0, seed = 0;
-  std::vector<NormalEquations> groups;  // empty: nothing kept
-
-  bool matches(const FitRequest& request) const;
-  void clear();
-};
-
 // Errors (kOptions) name the field at fault: shapes that do not fit, data of the wrong length,
-// NaN or infinity in the data, a ridge or max_rows out of range. With `memory`, the fit reuses
-// what the last one left there when it fits the same rows, and leaves its own.
-Result<LayerFit> fit_layer(const FitRequest& request, FitMemory* memory = nullptr);
+// NaN or infinity in the data, a ridge or max_rows out of range.
+Result<LayerFit> fit_layer(const FitRequest& request);
 
 // The heap bytes fit_layer needs for such a layer, the caller's data copied in included:
 //   4 (|input| + |target| + 2 |weights| + 2 M)        the data, the current and new weights
 //   + NormalEquations::bytes(P, M/group)              one group's sums, its solve and the row block
 //   + 8 P (M/group)                                   one group's current weights in double
 //   + 8 min(positions, max_rows)                      the sampled positions
-//   + 4 |input| + (group - 1) NormalEquations::bytes   what a FitMemory keeps for the next fit
+//   + 8 (P (M/group) + kBlockRows P + rows (M/group)) a rectified fit's relaxed targets
 // with P = C/group * kh * kw (Gemm: K); groups are fitted one after another. The same checks as
 // fit_layer, so a layer that cannot be fitted is refused here already.
 Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& input_dims,

@@ -26,5 +26,16 @@ std::vector<uint64_t> sample_positions(uint64_t total, uint64_t count, uint64_t 
 // `input` and `target` hold the shapes `geometry` was made from, row-major.
 void add_rows(NormalEquations& eq, const LayerGeometry& geometry, int64_t group, std::span<const float> input,
               std::span<const float> target, std::span<const uint64_t> positions);
+// The same rows with their targets given per row: row_targets[r * M/group + m] for positions[r].
+void add_rows(NormalEquations& eq, const LayerGeometry& geometry, int64_t group, std::span<const float> input,
+              std::span<const double> row_targets, std::span<const uint64_t> positions);
+
+// Before a Relu, a value the original had at or below zero needs only to stay there: the targets
+// at `positions` (per row, as above) with each such value that the layer with `weights` (P x
+// M/group, RidgeFit's layout) and `bias` also puts at or below zero replaced by what it gives
+// there, so that a second fit spends its freedom where the Relu lets values through.
+std::vector<double> relaxed_targets(const LayerGeometry& geometry, int64_t group, std::span<const float> input,
+                                    std::span<const float> target, std::span<const uint64_t> positions,
+                                    std::span<const double> weights, std::span<const double> bias);
 
 }  // namespace lattice::repair

@@ -99,6 +99,7 @@ test('the repair calls refuse bad input with coded errors', () => {
   refused(() => lattice.fitLayer({ ...spec, attributes: { padding: 1 } }), /unknown attribute 'padding'/);
   refused(() => lattice.fitLayer({ ...spec, ridge: -1 }), /ridge must be/);
   refused(() => lattice.fitLayer({ ...spec, extra: 1 }), /unknown field 'spec.extra'/);
+  refused(() => lattice.fitLayer({ ...spec, rectified: 1 }), /spec.rectified must be true or false/);
   refused(() => lattice.fitBytes({ ...spec, target: { dims: [1, 2, 3, 3] } }), /not the Conv's output/);
   const model = readFileSync(fixture('sample.onnx'));
   refused(() => lattice.setLayerWeights(model, [{ node: 'nope', weights: new Float32Array(1), bias: new Float32Array(1) }]),
