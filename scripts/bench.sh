@@ -78,6 +78,10 @@ echo "the check of ResNet-50, Node CLI and page side by side"
 node "$ROOT/bench/check.mjs" "$ROOT/build/web" "$repeats" "$resnet50"
 
 echo
+echo "onnxruntime-node and onnxruntime-web on one forward pass of ResNet-50 (the floor of the page's repair against the Node CLI's)"
+node "$ROOT/bench/runtimes.mjs" "$resnet50" "$repeats"
+
+echo
 echo "the repair, Node CLI and page (isolated and not) side by side, on the digits CNN and ResNet-50"
 # ResNet-50's repair runs minutes in each of its three runs a repeat: at most 3 repeats.
 node "$ROOT/bench/repair.mjs" "$ROOT/build/web" "$(( repeats < 3 ? repeats : 3 ))"
