@@ -117,25 +117,31 @@ function pooled({ data, dims }, [fh, fw]) {
 
 // |Δ| and ‖Δ‖/‖target‖ between a layer's output and its target (`wanted`, a tensor), and whether
 // the output is within the check's tolerance everywhere, as the check judges a tensor (its
-// compareTensor: allclose, NaN equal to NaN, a non-finite target counting as 0 for rtol). One
-// pass, no copy: on ResNet-50's first layers these are tens of millions of values, every layer.
+// compareTensor: allclose, NaN equal to NaN, a non-finite target counting as 0 for rtol). No
+// copy: on ResNet-50's first layers these are tens of millions of values, every layer.
 function compared(values, wanted, { rtol, atol }) {
-  const target = wanted.data;
-  let maxAbs = 0, num = 0, den = 0;
-  let pass = values.type === wanted.type && values.dims.length === wanted.dims.length && values.dims.every((d, i) => d === wanted.dims[i]);
-  const data = values.data;
-  for (let i = 0; i < target.length; ++i) {
-    const t = target[i], v = data[i];
-    const d = v - t;
-    maxAbs = Math.max(maxAbs, Math.abs(d));
+  const target = wanted.data, data = values.data, n = target.length;
+  const sameShape = values.type === wanted.type && values.dims.length === wanted.dims.length && values.dims.every((d, i) => d === wanted.dims[i]);
+  // Where the values first leave the tolerance, if anywhere: a changed layer does so at once.
+  let at = 0;
+  for (; sameShape && at < n; ++at) {
+    const t = target[at], v = data[at];
+    if (v === t || (v !== v && t !== t)) continue;
+    const ref = Math.abs(t);
+    if (!(Math.abs(v - t) - rtol * (ref === Infinity ? 0 : ref) <= atol)) break;
+  }
+  // The distance in a loop of its own, without calls or branches that hold the compiler back
+  // (three times faster than one loop doing both); a NaN anywhere makes max |Δ| NaN.
+  let maxAbs = 0, num = 0, den = 0, nan = false;
+  for (let i = 0; i < n; ++i) {
+    const t = target[i], d = data[i] - t;
+    const abs = d < 0 ? -d : d;
+    if (abs > maxAbs) maxAbs = abs;
+    else if (abs !== abs) nan = true;
     num += d * d;
     den += t * t;
-    if (pass && v !== t && !(Number.isNaN(v) && Number.isNaN(t))) {
-      const diff = Number.isNaN(d) ? Infinity : Math.abs(d), ref = Math.abs(t);
-      pass = diff - rtol * (Number.isFinite(ref) ? ref : 0) <= atol;
-    }
   }
-  return { distance: { max_abs: maxAbs, rel: den > 0 ? Math.sqrt(num / den) : (num > 0 ? Infinity : 0) }, pass };
+  return { distance: { max_abs: nan ? NaN : maxAbs, rel: den > 0 ? Math.sqrt(num / den) : (num > 0 ? Infinity : 0) }, pass: sameShape && at === n };
 }
 
 // One model's activations on every sample, computed part by part (submodel.mjs): it holds the
