@@ -6,6 +6,8 @@
 #include <limits>
 #include <new>
 
+#include "core/repair/parallel.h"
+
 namespace lattice::repair {
 namespace {
 
@@ -153,7 +155,8 @@ Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& in
   uint64_t data = 4 * (element_count(input_dims) + element_count(target_dims) + 2 * g.weight_count() + 2 * m);
   uint64_t rows = std::min(g.positions(), max_rows);
   uint64_t groups = static_cast<uint64_t>(g.group);
-  return data + groups * NormalEquations::bytes(p, mg) + 8 * p * mg + 8 * rows + 4 * element_count(input_dims);
+  return data + groups * NormalEquations::bytes(p, mg) + 8 * p * mg + 8 * rows + 4 * element_count(input_dims) +
+         thread_bytes();
 }
 
 }  // namespace lattice::repair
