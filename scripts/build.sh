@@ -21,8 +21,12 @@ cmake --build "$ROOT/build/wasm" -j"$jobs"
 # The npm package carries the module; a nested package.json marks the emscripten loader CommonJS.
 mkdir -p "$ROOT/wasm/dist"
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/wasm/dist/"
-# Repair's fit, a module of its own (CMakeLists.txt: onnx_lattice_fit_wasm).
-cp "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" "$ROOT/wasm/dist/"
+# Repair's fit, a module of its own on every core, with its pthreads' worker script (CMakeLists.txt:
+# onnx_lattice_fit_mt_wasm): Node always has the shared memory it needs. The page has a second, on
+# one thread (onnx_lattice_fit_wasm), for when it has not.
+threaded_fit=(onnx_lattice_fit_mt.js onnx_lattice_fit_mt.wasm onnx_lattice_fit_mt.worker.js)
+rm -f "$ROOT/wasm/dist/onnx_lattice_fit.js" "$ROOT/wasm/dist/onnx_lattice_fit.wasm"
+cp "${threaded_fit[@]/#/$ROOT/build/wasm/}" "$ROOT/wasm/dist/"
 # The FPQ twin, a module of its own too (CMakeLists.txt: onnx_lattice_fpq_wasm).
 cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.wasm" "$ROOT/wasm/dist/"
 echo '{ "type": "commonjs" }' > "$ROOT/wasm/dist/package.json"
@@ -33,8 +37,10 @@ log "assembling build/web"
 rm -rf "$ROOT/build/web" && mkdir -p "$ROOT/build/web"
 if [[ -d "$ROOT/web" ]] && compgen -G "$ROOT/web/*" >/dev/null; then cp -r "$ROOT"/web/* "$ROOT/build/web/"; fi
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/build/web/"
-# Loaded by the page only when a repair runs; not part of the first load.
-cp "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" "$ROOT/build/web/"
+# Loaded by the page only when a repair runs, threaded when cross-origin isolated; not part of the
+# first load.
+cp "${threaded_fit[@]/#/$ROOT/build/wasm/}" "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" \
+  "$ROOT/build/web/"
 # Loaded by the page only when a check simulates FPQ.
 cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.wasm" "$ROOT/build/web/"
 cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
@@ -45,7 +51,7 @@ cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"
 cp "$ROOT/wasm/check.mjs" "$ROOT/wasm/check_sizes.mjs" "$ROOT/build/web/"
 # The user's data readers, shared with the Node package, and fflate's browser module for .npz.
 cp "$ROOT/wasm/npy.mjs" "$ROOT/wasm/npz.mjs" "$ROOT/wasm/preprocess.mjs" "$ROOT/wasm/samples.mjs" "$ROOT/wasm/half.mjs" "$ROOT/build/web/"
-# The repair's steps and the model parts it runs (the fit itself is the converter's, in onnx_lattice_fit.wasm).
+# The repair's steps and the model parts it runs (the fit itself is the converter's, in onnx_lattice_fit*.wasm).
 cp "$ROOT/wasm/repair.mjs" "$ROOT/wasm/submodel.mjs" "$ROOT/build/web/"
 cp "$ROOT/node_modules/fflate/esm/browser.js" "$ROOT/build/web/fflate.mjs"
 mkdir -p "$ROOT/build/web/ort"

@@ -119,8 +119,9 @@ try {
   const signal = { get aborted() { return Atomics.load(stop, 0) === 1; } };
   const onProgress = (stage, fraction) => post({ type: 'progress', stage, fraction });
   const ort = await runtime();
-  // The converter (its raw module describes and converts; the engine holds the repair's fit).
-  const engine = await createEngine();
+  // The converter (its raw module describes and converts; the engine holds the repair's fit, and
+  // its threads, only for a repair).
+  const engine = await createEngine({ fit: Boolean(repair) });
   const module = engine._module;
   const reference = modelFrom(module, original, 'original');
   if (options.inputs === undefined && !repair?.calibration.length && !rangeFit?.calibration.length) refuseOversized(module, original, reference, options.inputShapes);

@@ -11,7 +11,7 @@ export { joinParts };
 
 const require = createRequire(import.meta.url);
 const factory = require('./dist/onnx_lattice.js');
-const fitFactory = require('./dist/onnx_lattice_fit.js');
+const fitFactory = require('./dist/onnx_lattice_fit_mt.js');
 
 // The emscripten loader of this toolchain fetch()es its .wasm, which Node cannot do for a file
 // path: hand it the bytes instead.
@@ -21,10 +21,15 @@ export async function loadModule() {
 }
 
 // Repair's fit (fitLayer, fitBytes): a module of its own, without protobuf, which the page loads
-// only when a repair runs (wasm/fit_bindings.cc).
+// only when a repair runs (wasm/fit_bindings.cc). In Node the one on every core
+// (onnx_lattice_fit_mt, core/repair/parallel.h): its pthreads are worker threads, made as it loads
+// and waiting for the fit's work between fits; unreferenced, they do not keep the process alive
+// once everything else is done.
 export async function loadFitModule() {
-  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_fit.wasm', import.meta.url));
-  return fitFactory({ wasmBinary, printErr: () => {} });
+  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_fit_mt.wasm', import.meta.url));
+  const module = await fitFactory({ wasmBinary, printErr: () => {} });
+  for (const worker of [...module.PThread.unusedWorkers, ...module.PThread.runningWorkers]) worker.unref();
+  return module;
 }
 
 // An Error whose `code` says what kind of error it is (index.d.ts, ErrorCode), with the file
@@ -113,9 +118,10 @@ function onlyIn(table, shells, notIn) {
 const unknownOption = (key) => `unknown option '${key}'`;
 
 // `host`: the file system convertFile works on (fs_host.mjs; the worker's adds cancellation).
-export async function createEngine({ host = fsHost } = {}) {
+// `fit: false` leaves the fit module (and its threads) out, for an engine only read for its tables.
+export async function createEngine({ host = fsHost, fit = true } = {}) {
   const module = await loadModule();
-  const fitModule = await loadFitModule();
+  const fitModule = fit ? await loadFitModule() : null;
   const state = { broken: null };
   const fitState = { broken: null };
   const optionTable = module.options();

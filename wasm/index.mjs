@@ -196,8 +196,8 @@ function callOptions(options) {
 
 export async function createConverter() {
   // The catalogue, the hardware table, the option table and the version, read once from a module
-  // on this thread.
-  const { patterns, hardware, options: optionTable, version } = await createEngine();
+  // on this thread (the fit runs in the worker's).
+  const { patterns, hardware, options: optionTable, version } = await createEngine({ fit: false });
   const catalogue = JSON.stringify(patterns());
   const table = JSON.stringify(hardware());
   const optionsJson = JSON.stringify(optionTable());

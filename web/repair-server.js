@@ -4,17 +4,25 @@
 // (onnx_lattice_fpq, loaded on the first twin); the converter's own calls (setLayerWeights, and
 // settleFixedPoint under FPQ) are handed in by the worker. {id, call, args} in, {id, result} or
 // {id, error} out.
-/* global OnnxLatticeFit, OnnxLatticeFpq, importScripts */
+/* global OnnxLatticeFit, OnnxLatticeFitMt, OnnxLatticeFpq, importScripts */
 let fitModule = null, fpqModule = null;
-const load = (script, factory) => {
+const load = (script, factory, settings = {}) => {
   const loading = new Promise((resolve) => {
     importScripts(script);
-    resolve(factory()({ printErr: () => {} }));
+    resolve(factory()({ printErr: () => {}, ...settings }));
   });
   loading.catch(() => {});  // a failed load is the first call's error, not an unhandled one
   return loading;
 };
-const fitLoaded = () => (fitModule ??= load('onnx_lattice_fit.js', () => OnnxLatticeFit));
+// The fit on every core (onnx_lattice_fit_mt, core/repair/parallel.h) needs shared memory, which a
+// page has only when cross-origin isolated (scripts/serve.mjs sends the headers; a static host may
+// not): otherwise the same fit on one thread. Its pthreads are workers of their own that load the
+// module's script again: named here, since in this worker the loader would take this worker's.
+const threaded = self.crossOriginIsolated === true;
+const fitLoaded = () => (fitModule ??= threaded
+  ? load('onnx_lattice_fit_mt.js', () => OnnxLatticeFitMt,
+    { mainScriptUrlOrBlob: new URL('onnx_lattice_fit_mt.js', self.location.href).href })
+  : load('onnx_lattice_fit.js', () => OnnxLatticeFit));
 const fpqLoaded = () => (fpqModule ??= load('onnx_lattice_fpq.js', () => OnnxLatticeFpq));
 self.serveRepair = (port, converter, { repair = false } = {}) => {
   // A repair's fit module starts loading at once, while the check's worker starts onnxruntime on

@@ -5,6 +5,8 @@
 #include <limits>
 #include <new>
 
+#include "core/repair/parallel.h"
+
 namespace lattice::repair {
 namespace {
 
@@ -124,7 +126,7 @@ Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& in
   uint64_t data = 4 * (element_count(input_dims) + element_count(target_dims) + 2 * g.weight_count() + 2 * m);
   uint64_t rows = std::min(g.positions(), max_rows);
   return data + NormalEquations::bytes(p, mg) + 8 * p * mg + 8 * rows +
-         8 * (p * mg + NormalEquations::kBlockRows * p + rows * mg);
+         8 * (p * mg + NormalEquations::kBlockRows * p + rows * mg) + thread_bytes();
 }
 
 }  // namespace lattice::repair

@@ -53,7 +53,9 @@ Result<LayerFit> fit_layer(const FitRequest& request);
 //   + 8 P (M/group)                                   one group's current weights in double
 //   + 8 min(positions, max_rows)                      the sampled positions
 //   + 8 (P (M/group) + kBlockRows P + rows (M/group)) a rectified fit's relaxed targets
-// with P = C/group * kh * kw (Gemm: K); groups are fitted one after another. The same checks as
+//   + thread_bytes()                                  the fit's other threads (core/repair/parallel.h)
+// with P = C/group * kh * kw (Gemm: K); groups are fitted one after another. The threads share
+// their work out by output entries and need no scratch of their own. The same checks as
 // fit_layer, so a layer that cannot be fitted is refused here already.
 Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& input_dims,
                            const std::vector<int64_t>& target_dims, uint64_t max_rows = kDefaultMaxRows);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/repair/parallel.h"
+
 namespace lattice::repair {
 namespace {
 
@@ -23,6 +25,11 @@ struct Lanes {
 // each row per pass (so that those rows fit in cache however long they are).
 constexpr size_t kRowsPerPass = 32;
 constexpr size_t kDepth = 256;
+
+// Threads get pieces of a's rows (add_dot_products): about this many each, of at least this many
+// rows.
+constexpr size_t kPiecesPerThread = 8;
+constexpr size_t kMinPieceRows = 16;
 
 // One dot product, summed as the tiles sum it: lane by lane, the lanes added, then the last value.
 double dot(const double* a, const double* b, size_t n) {
@@ -64,9 +71,8 @@ void tile(const double* a, size_t lda, const double* b, size_t ldb, size_t n, do
   }
 }
 
-}  // namespace
-
-void add_dot_products(Rows a, Rows b, size_t n, double* c, size_t ldc, bool upper) {
+// The products of a's rows, on one thread.
+void add_products_of(Rows a, Rows b, size_t n, double* c, size_t ldc, bool upper) {
   auto wanted = [&](size_t i, size_t j) { return !upper || b.first + j >= a.first + i; };
   for (size_t r0 = 0; r0 < n; r0 += kDepth) {
     const size_t depth = std::min(kDepth, n - r0);
@@ -98,6 +104,25 @@ void add_dot_products(Rows a, Rows b, size_t n, double* c, size_t ldc, bool uppe
       }
     }
   }
+}
+
+}  // namespace
+
+void add_dot_products(Rows a, Rows b, size_t n, double* c, size_t ldc, bool upper) {
+  // A thread takes a piece of a's rows and fills those rows of c: every sum stays whole, on one
+  // thread, in its order. About eight pieces a thread, so that a triangle's long first rows and short
+  // last ones even out; a multiple of the tile's 4 rows, so that a piece adds no edge tiles.
+  const size_t threads = thread_count();
+  if (threads < 2 || a.count * b.count * n < kParallelWork) return add_products_of(a, b, n, c, ldc, upper);
+  const size_t share = (a.count + threads * kPiecesPerThread - 1) / (threads * kPiecesPerThread);
+  const size_t piece = std::max(kMinPieceRows, (share + 3) / 4 * 4);
+  const size_t pieces = (a.count + piece - 1) / piece;
+  if (pieces < 2) return add_products_of(a, b, n, c, ldc, upper);
+  parallel_for(pieces, [&](size_t k) {
+    const size_t i0 = k * piece;
+    const Rows part{a.data + i0 * a.stride, std::min(piece, a.count - i0), a.stride, a.first + i0};
+    add_products_of(part, b, n, c + i0 * ldc, ldc, upper);
+  });
 }
 
 }  // namespace lattice::repair

@@ -7,7 +7,9 @@
 //
 // Every sum is over r in increasing order in two interleaved halves (even and odd r, wasm's f64x2
 // lanes), added at the end: the rounding is the same in every build (g++ and Emscripten, with or
-// without SIMD), so the native tests and the wasm module agree to the last bit.
+// without SIMD), so the native tests and the wasm module agree to the last bit. The rows of c are
+// shared out between threads (core/repair/parallel.h), each sum computed whole by one of them, so
+// the thread count changes no bit either.
 #include <cstddef>
 
 namespace lattice::repair {

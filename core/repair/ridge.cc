@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/repair/parallel.h"
 #include "core/repair/products.h"
 
 namespace lattice::repair {
@@ -27,6 +28,9 @@ double dot(const double* a, const double* b, size_t n) {
 // products with everything before the panel are one pass of add_dot_products over the factor (the
 // factor of a 4,608-feature layer is 170 MB: one pass per column made the solve memory-bound).
 constexpr size_t kPanel = 32;
+// Rows below a panel per piece of work when its columns are shared out between threads (about
+// 30,000 multiply-adds each).
+constexpr size_t kFactorRows = 64;
 
 // A Cholesky pivot below this fraction of its diagonal means the feature is (numerically) a
 // combination of earlier ones: the penalty is raised rather than weights amplified past 1e5.
@@ -169,18 +173,29 @@ bool NormalEquations::factorise(double lambda) {
     const size_t j1 = std::min(p_, j0 + kPanel), w = j1 - j0, below = p_ - j0;
     before.assign(below * w, 0.0);
     add_dot_products(Rows{a + j0 * p_, below, p_, 0}, Rows{a + j0 * p_, w, p_, 0}, j0, before.data(), w, false);
+    // L[i][j] for j in the panel, from the row's earlier columns in the panel and row j's.
+    auto column = [&](size_t i, size_t j) {
+      double* li = a + i * p_;
+      const double* lj = a + j * p_;
+      li[j] = (a[j * p_ + i] - before[(i - j0) * w + (j - j0)] - dot(li + j0, lj + j0, j - j0)) / chol_diag_[j];
+    };
+    // The panel's own rows, column by column: each pivot needs the columns before it.
     for (size_t j = j0; j < j1; ++j) {
       const double* lj = a + j * p_;
       const double diag = a[j * p_ + j] + lambda;
       const double s = diag - before[(j - j0) * w + (j - j0)] - dot(lj + j0, lj + j0, j - j0);
       if (!(s > kPivotFloor * diag) || !std::isfinite(s)) return false;
-      const double l = std::sqrt(s);
-      chol_diag_[j] = l;
-      for (size_t i = j + 1; i < p_; ++i) {
-        double* li = a + i * p_;
-        li[j] = (a[j * p_ + i] - before[(i - j0) * w + (j - j0)] - dot(li + j0, lj + j0, j - j0)) / l;
-      }
+      chol_diag_[j] = std::sqrt(s);
+      for (size_t i = j + 1; i < j1; ++i) column(i, j);
     }
+    // The rows below it need only the panel's rows: each is its own piece of work.
+    const size_t rest = p_ - j1, piece = rest * w * w / 2 < kParallelWork ? std::max<size_t>(rest, 1) : kFactorRows;
+    parallel_for((rest + piece - 1) / piece, [&](size_t k) {
+      const size_t i0 = j1 + k * piece, i1 = std::min(p_, i0 + piece);
+      for (size_t i = i0; i < i1; ++i) {
+        for (size_t j = j0; j < j1; ++j) column(i, j);
+      }
+    });
   }
   return true;
 }
@@ -189,17 +204,23 @@ double NormalEquations::centred_sse(std::span<const double> w) const {
   // tr(Cyy) - 2 tr(W^T Cxy) + tr(W^T Cxx W), Cxx read from its upper triangle.
   double cross = 0;
   for (size_t i = 0; i < p_ * m_; ++i) cross += w[i] * xy_[i];
+  // Each output's sum on one thread, a thread's outputs in one range: a pass over Cxx (170 MB for
+  // 4,608 features) per thread, not per output.
   std::vector<double> quad(m_, 0.0);
-  for (size_t i = 0; i < p_; ++i) {
-    const double* wi = w.data() + i * m_;
-    const double* row = xx_.data() + i * p_;
-    for (size_t j = i; j < p_; ++j) {
-      double c = (i == j ? 1.0 : 2.0) * row[j];
-      if (c == 0) continue;
-      const double* wj = w.data() + j * m_;
-      for (size_t k = 0; k < m_; ++k) quad[k] += c * wi[k] * wj[k];
+  const size_t threads = p_ * p_ * m_ / 2 < kParallelWork ? 1 : std::min(thread_count(), m_);
+  parallel_for(threads, [&](size_t t) {
+    const size_t k0 = m_ * t / threads, k1 = m_ * (t + 1) / threads;
+    for (size_t i = 0; i < p_; ++i) {
+      const double* wi = w.data() + i * m_;
+      const double* row = xx_.data() + i * p_;
+      for (size_t j = i; j < p_; ++j) {
+        double c = (i == j ? 1.0 : 2.0) * row[j];
+        if (c == 0) continue;
+        const double* wj = w.data() + j * m_;
+        for (size_t k = k0; k < k1; ++k) quad[k] += c * wi[k] * wj[k];
+      }
     }
-  }
+  });
   double q = 0;
   for (double v : quad) q += v;
   return spread_ - 2 * cross + q;

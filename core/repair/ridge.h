@@ -83,7 +83,9 @@ class NormalEquations {
   Result<double> squared_error_of(std::span<const double> weights, std::span<const double> bias);
   double spread() const { return spread_; }
 
-  // Bytes an instance holds for P columns and M outputs: what a caller budgets before a fit.
+  // Bytes an instance holds for P columns and M outputs: what a caller budgets before a fit. The
+  // threads its sums and solves are shared out to (core/repair/parallel.h) write their own entries
+  // of the same buffers and hold nothing of their own.
   static uint64_t bytes(uint64_t columns, uint64_t outputs);
 
  private:

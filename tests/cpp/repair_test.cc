@@ -13,6 +13,7 @@
 #include "core/onnx/tensor_values.h"
 #include "core/onnx/validate.h"
 #include "core/repair/fit_layer.h"
+#include "core/repair/parallel.h"
 #include "core/repair/set_weights.h"
 #include "support.h"
 
@@ -306,6 +307,65 @@ TEST_CASE("the residual before says how far the current weights are", "[repair]"
     }
   }
   REQUIRE(*zeros == Approx(std::sqrt(sse / spread)).epsilon(1e-9));
+}
+
+TEST_CASE("a fit on any number of threads is the same to the last bit", "[repair]") {
+  // Large enough that every shared-out step runs on the pool: the sums (P^2 per block), the
+  // factor's panels and the rows below them (640 features), the solves, and the error of given
+  // weights (P^2 M). Fewer rows than features: the ridge holds the solve.
+  const size_t rows = 300, p = 640, m = 48;
+  const auto x = random_values(rows * p, 21), y = random_values(rows * m, 22);
+  const auto w = random_values(p * m, 23, -0.1, 0.1), b = random_values(m, 24);
+  struct Run {
+    RidgeFit fit;
+    double before;
+  };
+  auto run = [&](size_t threads) {
+    set_thread_count(threads);
+    NormalEquations eq(p, m);
+    eq.add(x, y, rows);
+    auto before = eq.squared_error_of(w, b);
+    auto fit = eq.solve();
+    set_thread_count(0);
+    REQUIRE(before.ok());
+    REQUIRE(fit.ok());
+    return Run{std::move(fit).value(), *before};
+  };
+  const Run one = run(1);
+  REQUIRE(one.fit.residual > 0);
+  for (size_t threads : {2, 3, 4}) {
+    CAPTURE(threads);
+    const Run many = run(threads);
+    REQUIRE(many.fit.weights == one.fit.weights);  // exact: no tolerance
+    REQUIRE(many.fit.bias == one.fit.bias);
+    REQUIRE(many.fit.lambda == one.fit.lambda);
+    REQUIRE(many.fit.squared_error == one.fit.squared_error);
+    REQUIRE(many.before == one.before);
+  }
+  // A layer's whole fit too, its second fit before a Relu included.
+  Conv conv{32, 24, 3, 3, 1};
+  conv.pads = {1, 1, 1, 1};
+  auto cc = conv_case(conv, 2, 12, 12, 40);
+  cc.request.ridge = 1e-3;
+  cc.request.current_weights = std::span<const float>(cc.conv.weights);
+  auto layer = [&](size_t threads) {
+    set_thread_count(threads);
+    auto first = fit_layer(cc.request);
+    FitRequest again = cc.request;
+    again.rectified = true;
+    auto second = fit_layer(again);
+    set_thread_count(0);
+    REQUIRE(first.ok());
+    REQUIRE(second.ok());
+    return std::pair{std::move(first).value(), std::move(second).value()};
+  };
+  const auto [first1, second1] = layer(1);
+  const auto [first3, second3] = layer(3);
+  REQUIRE(first3.weights == first1.weights);
+  REQUIRE(first3.bias == first1.bias);
+  REQUIRE(first3.residual_before == first1.residual_before);
+  REQUIRE(second3.weights == second1.weights);
+  REQUIRE(second3.residual_after == second1.residual_after);
 }
 
 TEST_CASE("positions are all taken when they fit, else a seeded sample", "[repair]") {
@@ -614,9 +674,10 @@ TEST_CASE("fit_bytes states a fit's memory up front", "[repair]") {
   // P = 18, M/group = 3: the data, the normal equations, a group's current weights, 128 positions.
   uint64_t data = 4 * (2 * 4 * 64 + 2 * 6 * 64 + 2 * 108 + 2 * 6);
   // One group's sums at a time; a fit before a Relu computes its first fit's output at the 128
-  // rows, from a block of patches.
+  // rows, from a block of patches; and the stacks of the fit's other threads.
   REQUIRE(*bytes == data + NormalEquations::bytes(18, 3) + 8 * 18 * 3 + 8 * 128 +
-                        8 * (18 * 3 + NormalEquations::kBlockRows * 18 + 128 * 3));
+                        8 * (18 * 3 + NormalEquations::kBlockRows * 18 + 128 * 3) + thread_bytes());
+  REQUIRE(thread_bytes() == (thread_count() - 1) * (uint64_t{2} << 20));
   REQUIRE(NormalEquations::bytes(18, 3) == 8 * (18 * 18 + 3 * 18 * 3 + 128 * 21 + 32 * (2 * 18 + 3) + 4 * 18 + 6 * 3));
   // Fewer rows allowed, fewer bytes; a layer that cannot be fitted is refused here already.
   REQUIRE(fit_bytes(spec, {2, 4, 8, 8}, {2, 6, 8, 8}, 16).value() == *bytes - 8 * (128 - 16) * 4);

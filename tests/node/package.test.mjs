@@ -44,7 +44,7 @@ test('packed as the README says, the package installs into a fresh CommonJS proj
   assert.equal(packed.status, 0, packed.stderr);
   const [{ filename, files }] = JSON.parse(packed.stdout);
   const paths = files.map((f) => f.path).sort();
-  for (const needed of ['LICENSE', 'README.md', 'index.cjs', 'index.d.ts', 'index.mjs', 'package.json', 'dist/onnx_lattice.wasm', 'dist/onnx_lattice_fit.wasm', 'dist/onnx_lattice_fpq.wasm']) {
+  for (const needed of ['LICENSE', 'README.md', 'index.cjs', 'index.d.ts', 'index.mjs', 'package.json', 'dist/onnx_lattice.wasm', 'dist/onnx_lattice_fit_mt.wasm', 'dist/onnx_lattice_fit_mt.worker.js', 'dist/onnx_lattice_fpq.wasm']) {
     assert.ok(paths.includes(needed), `${needed} in ${paths}`);
   }
   assert.match(readFileSync(join(ROOT, 'wasm/LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);

@@ -36,14 +36,14 @@ after(async () => {
   server?.close();
 });
 
-async function openPage(contextOptions = {}) {
+async function openPage(contextOptions = {}, url = base) {
   const context = await browser.newContext({ acceptDownloads: true, ...contextOptions });
   const page = await context.newPage();
   page.on('request', (r) => requests.push(r.url()));
   context.on('request', (r) => requests.push(r.url()));
   const consoleErrors = [];
   page.on('pageerror', (e) => consoleErrors.push(e.message));
-  await page.goto(base);
+  await page.goto(url);
   return { page, context, consoleErrors };
 }
 
@@ -1775,10 +1775,10 @@ test('on a 390×844 phone, the size prompt and the check\'s result fit the width
 
 // The digits CNN trained at set-up (make_trained.py) converted in a new page, and the PNG files of
 // one of its sample folders, in name order.
-async function trainedInPage(folder) {
+async function trainedInPage(folder, url = base) {
   const model = join(TRAINED, 'digits.onnx');
   const images = readdirSync(join(TRAINED, folder)).sort().map((f) => join(TRAINED, folder, f));
-  const opened = await openPage();
+  const opened = await openPage({}, url);
   await opened.page.setInputFiles('[data-testid="file-input"]', model);
   await waitDone(opened.page);
   return { model, images, ...opened };
@@ -1866,6 +1866,40 @@ test('the page repairs a trained model from picked images and gives the Node API
   await context.close();
 });
 
+// Cross-origin isolated, the repair's fit runs on every core (onnx_lattice_fit_mt, whose pthreads
+// are workers of its own script); from a host without the headers, in the one-thread module. The
+// fit gives the same bits on any number of threads (a Catch2 test): the same layers refitted.
+test('the page\'s repair fits on every core when cross-origin isolated, on one thread without the headers', async () => {
+  const plain = await serve(SITE, 0, { isolated: false });
+  try {
+    const layers = [];
+    for (const [url, isolated] of [[base, true], [`http://127.0.0.1:${plain.address().port}/`, false]]) {
+      const { page, context, consoleErrors } = await trainedInPage('calibration_png', url);
+      const loaded = [];
+      page.on('request', (r) => loaded.push(new URL(r.url()).pathname));
+      const workers = [];
+      page.on('worker', (w) => workers.push(new URL(w.url()).pathname));
+      await page.setInputFiles('[data-testid="data-input"]', join(TRAINED, 'calibration.npy'));
+      await page.click('[data-testid="repair"]');
+      await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined ||
+        document.querySelector('[data-testid="check-result"] .error'), null, { timeout: 300_000, polling: 250 });
+      const text = await page.textContent('[data-testid="check-result"]');
+      assert.match(text, /Repair: \d+ layers refitted on \d+ samples/, text);
+      const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+      assert.equal(loaded.includes('/onnx_lattice_fit_mt.wasm'), isolated, loaded.join(' '));
+      assert.equal(loaded.includes('/onnx_lattice_fit.wasm'), !isolated, loaded.join(' '));
+      const fitThreads = workers.filter((w) => w === '/onnx_lattice_fit_mt.worker.js').length;
+      assert.equal(fitThreads, isolated ? Math.min(4, cores) - 1 : 0, `${isolated ? '' : 'not '}isolated, ${cores} cores: ${workers}`);
+      layers.push((await pageReport(page)).repair.layers.map((l) => [l.node, l.refitted]));
+      assert.deepEqual(consoleErrors, []);
+      await context.close();
+    }
+    assert.deepEqual(layers[0], layers[1]);
+  } finally {
+    plain.close();
+  }
+});
+
 test('under FPQ a check with the twin on samples marks each measured output in the graph and its node\'s properties', async () => {
   const { page, context, consoleErrors } = await trainedInPage('calibration_png');
   await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
@@ -1925,5 +1959,6 @@ test('under FPQ the page\'s repair keeps no Conv bias and says which new weights
 
 test('no request of the check left 127.0.0.1', () => {
   assert.ok(requests.some((u) => u.includes('/ort/')), 'the runtime was loaded from this site');
-  assert.deepEqual(requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
+  // (Some tests open the page from a second server on 127.0.0.1, one that sends no isolation headers.)
+  assert.deepEqual(requests.filter((u) => !u.startsWith('http://127.0.0.1:') && !u.startsWith('blob:') && !u.startsWith('data:')), []);
 });
