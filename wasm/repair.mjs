@@ -59,7 +59,7 @@ export function repairPlan(original, converted, conversion) {
     const [input, weight] = node.inputs;
     const output = node.outputs[0];
     const entry = {
-      node: node.name, op: node.op, input: input.name, output: output.name, rewritten: rewritten(node.name),
+      node: node.name, op: node.op, input: input.name, rewritten: rewritten(node.name),
       ...(matchOf.has(node.name) ? { match_id: matchOf.get(node.name).id } : {}),
     };
     if (!weight?.constant || !fixed(weight.shape)) { left.push({ ...entry, reason: 'its weights are not a constant of known shape' }); continue; }

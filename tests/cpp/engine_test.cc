@@ -233,12 +233,7 @@ class RandomModel {
           std::string padded = tensor("pad");
           if (m_.opset_import(0).version() >= 11) {
             std::string pads = "pads" + std::to_string(count_++);
-            onnx::TensorProto t;
-            t.set_name(pads);
-            t.set_data_type(onnx::TensorProto::INT64);
-            t.add_dims(8);
-            for (int64_t v : {0, 0, 0, 0, 0, 0, 1, 1}) t.add_int64_data(v);
-            *g_.add_initializer() = t;
+            *g_.add_initializer() = test::int64_tensor(pads, {0, 0, 0, 0, 0, 0, 1, 1});
             node("Pad", {x, pads}, padded);
           } else {
             ints(node("Pad", {x}, padded), "pads", {0, 0, 0, 0, 0, 0, 1, 1});

@@ -59,13 +59,7 @@ TEST_CASE("sizes that would overflow int64 or turn negative are unknown, never a
     g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
     g.clear_node();
     test::add_node(g, "Pad", "pad", {"x", "pads"}, {"y"});
-    auto& pads = *g.add_initializer();
-    pads.set_name("pads");
-    pads.set_data_type(onnx::TensorProto::INT64);
-    pads.add_dims(8);
-    for (int64_t v : {int64_t{0}, int64_t{0}, int64_t{0}, begin, int64_t{0}, int64_t{0}, int64_t{0}, end}) {
-      pads.add_int64_data(v);
-    }
+    *g.add_initializer() = test::int64_tensor("pads", {0, 0, 0, begin, 0, 0, 0, end});
     GraphView view(g);
     Shapes shapes(view, 13);
     const Shape* y = shapes.of("y");
@@ -99,11 +93,7 @@ TEST_CASE("an element count past int64 (Reshape's known dims, Flatten's product)
     test::set_input_shape(*g.mutable_input(0), "x", {4, 3, 8, 8});
     g.clear_node();
     test::add_node(g, "Reshape", "reshape", {"x", "shape"}, {"y"});
-    auto& shape = *g.add_initializer();
-    shape.set_name("shape");
-    shape.set_data_type(onnx::TensorProto::INT64);
-    shape.add_dims(3);
-    for (int64_t v : {int64_t{3}, kHuge, int64_t{-1}}) shape.add_int64_data(v);
+    *g.add_initializer() = test::int64_tensor("shape", {3, kHuge, -1});
     GraphView view(g);
     Shapes shapes(view, 13);
     const Shape* y = shapes.of("y");

@@ -92,6 +92,16 @@ inline onnx::TensorProto float_tensor(const std::string& name, std::vector<int64
   return t;
 }
 
+// A 1-D int64 tensor: a shape, pads, axes.
+inline onnx::TensorProto int64_tensor(const std::string& name, std::vector<int64_t> values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (auto v : values) t.add_int64_data(v);
+  return t;
+}
+
 }  // namespace test
 
 namespace test {
