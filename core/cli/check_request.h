@@ -42,8 +42,11 @@ struct CheckFlags {
   // What only a host with the FPQ twin's module (the Node CLI) can do after a conversion.
   bool needs_host() const { return runs_models() || fpq_twin.has_value(); }
 
+  // Whether a flag only the check reads was given. An image's preprocessing (--image-*) is the
+  // calibration's too: the repair and the range fit read their images with it.
   bool any_given() const {
-    return layerwise || seed || rtol || atol || input_range || inputs || labels || image_resize || image_scale || image_order ||
+    const bool preprocessing = image_resize || image_scale || image_order;
+    return layerwise || seed || rtol || atol || input_range || inputs || labels || (preprocessing && calibration.empty()) ||
            !shapes.empty() || simulate;
   }
 };

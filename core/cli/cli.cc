@@ -264,7 +264,10 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
   if ((convert || inspect) && cmd.inputs.empty()) return UsageError{"no input model given"};
   if (check && cmd.inputs.size() < 2) return UsageError{"check needs two models: ORIGINAL.onnx CANDIDATE.onnx"};
   if (convert && !cmd.check.requested && cmd.check.any_given()) {
-    return UsageError{fmt::format("{} are the check's: add --check", check_flags())};
+    return UsageError{fmt::format("{} are the check's: add --check{}", check_flags(),
+                                  cmd.check.image_resize || cmd.check.image_scale || cmd.check.image_order
+                                      ? " (the --image-* flags also read --calibration's images)"
+                                      : "")};
   }
   if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
   if (!cmd.check.calibration.empty() && !cmd.check.repair && cmd.job.options.fixed_point != FixedPoint::kFpq) {

@@ -107,5 +107,19 @@ TEST_CASE("option table: a check's flag without --check is refused naming the ch
         "--image-scale, --image-order, --check-shape and --simulate are the check's: add --check");
 }
 
+TEST_CASE("option table: an image's preprocessing reads --calibration's images without --check") {
+  test::MemoryHost alone;
+  CHECK(run_cli({"convert", "m.onnx", "-o", "o.onnx", "--image-scale", "-1,1"}, alone) == kExitUsage);
+  CHECK(alone.err_text.find("(the --image-* flags also read --calibration's images)") != std::string::npos);
+  // With calibration the flags are the repair's: the parse takes them, and the native CLI then
+  // says that it has no runtime to repair with (not that they are the check's).
+  test::MemoryHost calibrated;
+  run_cli({"convert", "m.onnx", "-o", "o.onnx", "--repair", "--calibration", "images", "--image-scale", "-1,1",
+           "--image-order", "bgr", "--image-resize", "pad"},
+          calibrated);
+  CHECK(calibrated.err_text.find("the check's") == std::string::npos);
+  CHECK(calibrated.err_text.find("Node CLI") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace lattice
