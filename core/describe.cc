@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/graph/shapes.h"
+#include "core/input_shapes.h"
 #include "core/onnx/domain.h"
 #include "core/onnx/model_io.h"
 #include "core/onnx/tensor_type.h"
@@ -71,9 +72,15 @@ uint64_t element_count(const onnx::TensorProto& t) {
 
 }  // namespace
 
-Result<Json> describe_model(std::span<const uint8_t> bytes) {
+Result<Json> describe_model(std::span<const uint8_t> bytes,
+                            const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes) {
   auto model = parse_model(bytes);
   if (!model) return model.error();
+  if (!input_shapes.empty()) {
+    Options pinned;
+    pinned.input_shapes = input_shapes;
+    if (auto changed = pin_input_shapes(*model, pinned); !changed) return changed.error();
+  }
   return describe_graph(*model, GraphView::original_labels(model->graph()), bytes.size());
 }
 

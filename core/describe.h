@@ -5,6 +5,9 @@
 // Nodes are labelled as the report labels them, so a viewer can join the two by name.
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/graph/model_index.h"
 #include "core/util/json.h"
@@ -18,7 +21,10 @@ Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labe
 // The same from an index of `model`'s graph already built (ModelIndex).
 Json describe_graph(const onnx::ModelProto& model, const ModelIndex& index, uint64_t bytes);
 
-// A model file's description, its nodes labelled as a conversion of it labels them.
-Result<Json> describe_model(std::span<const uint8_t> bytes);
+// A model file's description, its nodes labelled as a conversion of it labels them. With
+// `input_shapes` (as --input-shape pins them), every shape at those sizes: the repair matches a
+// dynamic model's tensors with a pinned conversion's by value.
+Result<Json> describe_model(std::span<const uint8_t> bytes,
+                            const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes = {});
 
 }  // namespace lattice

@@ -318,9 +318,15 @@ val plan(const val& model, const val& opts) {
 }
 
 // The graph description (core/describe.h) as a JSON string, or {error}.
-val describe(const val& u8) {
+// `shapes`, when given: {NAME: dims}, the sizes every shape is described at (inputShapes).
+val describe(const val& u8, const val& shapes) {
+  lattice::Options pinned;
+  if (!shapes.isUndefined()) {
+    if (auto status = input_shapes(shapes, pinned); !status) return failure(status.error());
+  }
   std::string bytes = copy_in(u8);
-  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                                             pinned.input_shapes);
   if (!description) return failure(description.error());
   return val(description->dump(false));
 }

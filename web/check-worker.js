@@ -53,6 +53,8 @@ function converterOn(port) {
     fitLayer: (spec) => rpc('fitLayer', [spec]),
     setLayerWeights: (bytes, layers) => rpc('setLayerWeights', [bytes, layers], own(bytes)),
     settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
+    // A copy: the repair goes on with these bytes.
+    describeAt: (bytes, shapes) => rpc('describeAt', [bytes, shapes]),
     fpqTwin: (bytes) => rpc('fpqTwin', [bytes]),
   };
 }

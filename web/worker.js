@@ -119,6 +119,13 @@ async function settleFixedPoint(bytes, options) {
   return { bytes: settled, report: JSON.parse(result.report) };
 }
 
+// A model described at the given sizes (repair.mjs, atSampleSizes): a dynamic one's shapes as numbers.
+function describeAt(bytes, shapes) {
+  const described = guarded(() => module.describe(bytes, shapes));
+  if (typeof described !== 'string') throw new Error(described.error);
+  return JSON.parse(described);
+}
+
 async function handle(data, received) {
   try {
     await ready();
@@ -130,6 +137,7 @@ async function handle(data, received) {
       return self.serveRepair(data.port, {
         setLayerWeights: (...args) => guarded(() => module.setLayerWeights(...args)),
         settleFixedPoint,
+        describeAt,
       }, { repair: data.repair });
     }
     if (data.type === 'load') {
