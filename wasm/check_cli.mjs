@@ -72,6 +72,7 @@ export function repairLines(repair) {
   const lines = [`repair: ${refittedText(repair)} on ${repair.data.source}` +
     `${repair.data.note ? ` (${repair.data.note})` : ''} in ${Math.round(repair.time_ms)} ms`];
   for (const l of refitted) lines.push(`repair:   ${l.node}: '${l.target_tensor}' max |Δ| ${figure(l.before.max_abs)} → ${figure(l.after.max_abs)}, relative ${figure(l.before.rel)} → ${figure(l.after.rel)}`);
+  for (const l of repair.left) lines.push(`repair:   left as converted: ${l.node}: ${l.reason}`);
   const fixedPoint = fixedPointRepairText(repair);
   if (fixedPoint) lines.push(`repair: ${fixedPoint}`);
   return lines;

@@ -259,7 +259,7 @@ function renderPlan(report) {
     const change = current.changes?.get(m.id);
     if (change) body.append(text('div', change, 'check-change'));
     const repaired = current.repairs?.get(m.id);
-    if (repaired) body.append(text('div', repaired, 'check-change repair-change'));
+    if (repaired) body.append(text('div', repaired, `check-change repair-change${repaired.includes('left as converted') ? ' warn' : ''}`));
     body.append(showButton(m.id, () => revealMatch(m)));
     row.append(box, head, body);
     row.addEventListener('click', (e) => {
@@ -470,7 +470,11 @@ function offerRepaired({ repair, repaired }, repairText) {
   current.repaired = { model: new Blob([repaired]), data: null };
   current.name = `${current.name.replace(/\.repaired$/, '')}.repaired`;
   offer(ui.download, new Blob([repaired], { type: 'application/octet-stream' }), `${current.name}.onnx`);
-  current.repairs = new Map(repair.layers.filter((l) => l.refitted && l.match_id).map((l) => [l.match_id, repairText(l)]));
+  // A layer left as converted shows in its match's row as prominently as one refitted.
+  current.repairs = new Map();
+  for (const l of [...repair.layers.filter((x) => x.refitted), ...repair.left]) {
+    if (l.match_id) current.repairs.set(l.match_id, [current.repairs.get(l.match_id), repairText(l)].filter(Boolean).join(' '));
+  }
 }
 
 // The check's fold-only twin comes from the conversion worker (it holds the module and the input).

@@ -80,8 +80,9 @@ function sizesForm(box, missing, onSizes) {
   fields[0]?.field.focus();
 }
 
-// A refitted layer's change at its target, for its plan row.
+// A refitted layer's change at its target, or why a layer was left as converted, for its plan row.
 export function repairText(layer) {
+  if (!layer.refitted) return `Repair: ${layer.node} left as converted: ${layer.reason}.`;
   return `Repair: refitted; '${layer.target_tensor}' differs by up to ${figure(layer.before.max_abs)} → ${figure(layer.after.max_abs)} ` +
     `(relative ${figure(layer.before.rel)} → ${figure(layer.after.rel)}) on the calibration samples`;
 }
