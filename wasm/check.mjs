@@ -469,9 +469,12 @@ function classesTask(a, b, [rows, classes]) {
 
 // A map's pixels above the threshold in both models: per sample the IoU of the two sets (1 when
 // both are empty: they agree), its mean over the samples; the share of all pixels decided alike;
-// and the share of pixels each model marks. Both layouts keep a sample's pixels together.
-function mapTask(a, b, dims, threshold) {
+// and the share of pixels each model marks. Both layouts keep a sample's pixels together. The
+// threshold is taken in the output's precision, as numpy compares a float32 map with 0.3 (a
+// value of 0.3 in float32 is not above it).
+function mapTask(a, b, dims, type, given) {
   const samples = dims[0], pixels = dims[1] * dims[2] * dims[3];
+  const threshold = type === 'float32' ? Math.fround(given) : type === 'float16' ? fromHalf(toHalf(given)) : given;
   let iou = 0, alike = 0, marked = [0, 0];
   for (let s = 0; s < samples; ++s) {
     let inter = 0, union = 0;
@@ -486,7 +489,7 @@ function mapTask(a, b, dims, threshold) {
   }
   const total = samples * pixels;
   return {
-    kind: 'map', samples, layout: dims[1] === 1 ? 'nchw' : 'nhwc', threshold, mean_iou: share(iou, samples),
+    kind: 'map', samples, layout: dims[1] === 1 ? 'nchw' : 'nhwc', threshold: given, mean_iou: share(iou, samples),
     pixel_agreement: share(alike, total), marked: [share(marked[0], total), share(marked[1], total)],
   };
 }
@@ -556,7 +559,7 @@ export function decisions(entry, original, candidate, labels, { mapThreshold = D
   const a = valuesOf(original), b = valuesOf(candidate);
   const kind = taskKind(dims, a);
   if (!kind) return entry;
-  entry.task = kind === 'classes' ? classesTask(a, b, dims) : kind === 'map' ? mapTask(a, b, dims, mapThreshold)
+  entry.task = kind === 'classes' ? classesTask(a, b, dims) : kind === 'map' ? mapTask(a, b, dims, original.type, mapThreshold)
     : kind === 'anchors' ? anchorsTask(a, b, dims) : sequenceTask(a, b, dims);
   if (kind !== 'classes') return entry;
   const [rows, classes] = dims;
