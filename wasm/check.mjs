@@ -831,17 +831,21 @@ function fpqLines(check) {
   if (check.error) return [check.error];
   const lines = [];
   for (const o of check.outputs) {
+    const task = [];
     if (o.task?.kind === 'classes' && o.task.samples) {
-      lines.push(`the FPQ twin decides as the float model on ${percent(o.top1_agreement)} of ${onText(o.task.samples, check.inputs)} ('${o.name}'` +
+      task.push(`the FPQ twin decides as the float model on ${percent(o.top1_agreement)} of ${onText(o.task.samples, check.inputs)} ('${o.name}'` +
         `${o.accuracy ? `; accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)}` : ''})${randomNote(check.inputs)}`);
     } else if (o.task?.samples) {
-      lines.push(taskLine(o, check.inputs, { subject: `the FPQ twin's output '${o.name}'`, reference: 'the float model' }));
+      task.push(taskLine(o, check.inputs, { subject: `the FPQ twin's output '${o.name}'`, reference: 'the float model' }));
     }
-    if (!o.comparable) lines.push(`FPQ twin, output '${o.name}': ${o.reason}`);
+    let distance;
+    if (!o.comparable) distance = `FPQ twin, output '${o.name}': ${o.reason}`;
     else {
       const range = o.stats_original.max - o.stats_original.min;
-      lines.push(`FPQ's fixed point moves output '${o.name}' by up to ${figure(o.max_abs)}${range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : ''}, mean ${figure(o.mean_abs)}`);
+      distance = `FPQ's fixed point moves output '${o.name}' by up to ${figure(o.max_abs)}${range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : ''}, mean ${figure(o.mean_abs)}`;
     }
+    // As in verdict(): the task first on samples, after the distance on random inputs.
+    lines.push(...(onSamples(check.inputs) ? [...task, distance] : [distance, ...task]));
   }
   if (check.first_failing) lines.push(`FPQ twin: the first tensor where the fixed point parts from the float is '${check.first_failing.tensor}'`);
   const clipping = (check.activations ?? []).filter((a) => a.clipped > 0).sort((a, b) => b.clipped - a.clipped);
