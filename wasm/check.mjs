@@ -475,7 +475,7 @@ function classesTask(a, b, [rows, classes]) {
 function mapTask(a, b, dims, type, given) {
   const samples = dims[0], pixels = dims[1] * dims[2] * dims[3];
   const threshold = type === 'float32' ? Math.fround(given) : type === 'float16' ? fromHalf(toHalf(given)) : given;
-  let iou = 0, alike = 0, marked = [0, 0];
+  let iou = 0, alike = 0, markedA = 0, markedB = 0;
   for (let s = 0; s < samples; ++s) {
     let inter = 0, union = 0;
     for (let i = s * pixels; i < (s + 1) * pixels; ++i) {
@@ -483,14 +483,15 @@ function mapTask(a, b, dims, type, given) {
       if (x && y) inter += 1;
       if (x || y) union += 1;
       if (x === y) alike += 1;
-      marked = [marked[0] + x, marked[1] + y];
+      if (x) markedA += 1;
+      if (y) markedB += 1;
     }
     iou += union ? inter / union : 1;
   }
   const total = samples * pixels;
   return {
     kind: 'map', samples, layout: dims[1] === 1 ? 'nchw' : 'nhwc', threshold: given, mean_iou: share(iou, samples),
-    pixel_agreement: share(alike, total), marked: [share(marked[0], total), share(marked[1], total)],
+    pixel_agreement: share(alike, total), marked: [share(markedA, total), share(markedB, total)],
   };
 }
 
@@ -503,20 +504,21 @@ function anchorsTask(a, b, [samples, anchors]) {
   for (const v of a) if (Number.isFinite(v) && (v < 0 || v > 1)) { logits = true; break; }
   const score = logits ? (v) => 1 / (1 + Math.exp(-v)) : (v) => v;
   const above = (v) => score(v) > ANCHOR_THRESHOLD;
-  let decided = 0, top = 0, alike = 0, detected = [0, 0];
+  let decided = 0, top = 0, alike = 0, detectedA = 0, detectedB = 0;
   for (let s = 0; s < samples; ++s) {
     const at = s * anchors;
     const x = argmax(a, at, anchors), y = argmax(b, at, anchors);
     const dx = x >= 0 && above(a[at + x]), dy = y >= 0 && above(b[at + y]);
     if (dx === dy) decided += 1;
     if (x >= 0 && x === y) top += 1;
-    detected = [detected[0] + dx, detected[1] + dy];
+    if (dx) detectedA += 1;
+    if (dy) detectedB += 1;
     for (let i = at; i < at + anchors; ++i) if (above(a[i]) === above(b[i])) alike += 1;
   }
   return {
     kind: 'anchors', samples, threshold: ANCHOR_THRESHOLD, sigmoid: logits, decision_agreement: share(decided, samples),
     top_anchor_agreement: share(top, samples), anchor_agreement: share(alike, samples * anchors),
-    detected: [share(detected[0], samples), share(detected[1], samples)],
+    detected: [share(detectedA, samples), share(detectedB, samples)],
   };
 }
 
