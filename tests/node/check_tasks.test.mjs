@@ -6,6 +6,8 @@
 // graph with noisy weights. Every figure is recomputed here from onnxruntime-node's own outputs,
 // by a reading of the rules written apart from the check's.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -13,7 +15,7 @@ import ort from 'onnxruntime-node';
 
 import { compareTensor, decisions, verdict } from '../../wasm/check.mjs';
 import { holdOut } from '../../wasm/repair.mjs';
-import { CLIS, FIXTURES, numpyValues, scratch } from './helpers.mjs';
+import { CLIS, FIXTURES, fixture, numpyValues, scratch } from './helpers.mjs';
 
 const dir = scratch();
 const TASKS = join(FIXTURES, 'tasks');
@@ -223,4 +225,32 @@ test('after a repair: samples held out of the fit are said to be; the advice to 
   }
   // On random inputs top-1 does not count either.
   assert.match(line(withTask, { source: 'random', samples: 2, seed: 0, range: [-1, 1] }), /: check it on samples the repair did not fit$/);
+});
+
+test('Node CLI: convert --repair --check says when its samples were held out of the fit, and advises only when not', () => {
+  const calibration = join(dir, 'calibration.npy'), other = join(dir, 'other.npy');
+  const py = spawnSync('/usr/bin/python3', ['-c', `import numpy as np
+rng = np.random.default_rng(0)
+np.save('${calibration}', rng.uniform(-1, 1, (8, 3, 64, 64)).astype(np.float32))
+np.save('${other}', rng.uniform(-1, 1, (4, 3, 64, 64)).astype(np.float32))`], { encoding: 'utf8' });
+  assert.equal(py.status, 0, py.stderr);
+  const run = (...extra) => {
+    const out = join(dir, 'repaired.onnx'), report = join(dir, 'repaired.json');
+    const r = CLIS.node(['convert', fixture('sample.onnx'), '-o', out, '--report', report, '--repair', '--calibration', calibration, '--check', ...extra]);
+    assert.equal(r.status, 0, r.stderr);
+    const line = r.stdout.split('\n').find((l) => l.startsWith('check: after the repair'));
+    return { line, inputs: JSON.parse(readFileSync(report, 'utf8')).check.converted.inputs };
+  };
+  // The calibration's last quarter, which the fit never saw.
+  const quarter = run();
+  assert.equal(quarter.inputs.held_out, true);
+  assert.match(quarter.line, /^check: after the repair, output 'output' differs from the original's by up to [\d.e+-]+ \(\d+ % of its range\) on 2 held-out samples the repair did not fit$/);
+  // Samples of the check's own, none of the calibration's files.
+  const apart = run('--inputs', other);
+  assert.equal(apart.inputs.held_out, true);
+  assert.match(apart.line, / on 4 held-out samples the repair did not fit$/);
+  // The calibration itself: the repair fitted these samples, and the advice stays.
+  const fitted = run('--inputs', calibration);
+  assert.equal(fitted.inputs.held_out, undefined);
+  assert.match(fitted.line, /: check it on samples the repair did not fit$/);
 });
