@@ -41,11 +41,11 @@ function table(caption, check) {
   const body = el('tbody');
   for (const o of check.outputs) {
     const row = el('tr');
-    const top1 = decides ? [taskCell(o.task)] : [];
+    const task = decides ? [taskCell(o.task)] : [];
     const cells = o.comparable
-      ? [o.name, o.shape_original.join('×'), ...top1, figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
+      ? [o.name, o.shape_original.join('×'), ...task, figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
         `${o.nan[1]} / ${o.inf[1]}`, o.inconclusive ? 'says nothing' : o.pass ? 'yes' : 'no']
-      : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, ...top1, o.reason, '', '', '', '', '—'];
+      : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, ...task, o.reason, '', '', '', '', '—'];
     for (const c of cells) row.append(el('td', c));
     body.append(row);
   }
