@@ -316,7 +316,9 @@ function checkOptions(options) {
   for (const [name, v] of [['rtol', rtol], ['atol', atol]]) {
     if (!Number.isFinite(v) || v < 0) throw optionsError(`${name} must be a finite number ≥ 0`);
   }
-  return { seed, inputRange: [...inputRange], tolerance: { rtol, atol } };
+  const { mapThreshold = DEFAULT_MAP_THRESHOLD } = options;
+  if (typeof mapThreshold !== 'number' || !(mapThreshold >= 0 && mapThreshold <= 1)) throw optionsError('mapThreshold must be a number from 0 to 1');
+  return { seed, inputRange: [...inputRange], tolerance: { rtol, atol }, mapThreshold };
 }
 
 // A runtime's failure in words: running out of memory said as such (onnxruntime's own message
@@ -421,33 +423,152 @@ function collector(names) {
   };
 }
 
-// The index of each row's largest value in [N, K] values (NaN never wins; a row of NaN gives -1).
-function argmaxRows(values, rows, classes) {
-  const best = new Int32Array(rows).fill(-1);
-  for (let r = 0; r < rows; ++r) {
-    let top = -Infinity;
-    for (let k = 0; k < classes; ++k) {
-      const v = values[r * classes + k];
-      if (v > top) { top = v; best[r] = k; }
-    }
+// What an output is, read from its shape (and, for a map, the original's values), for the figures
+// that say whether the candidate still does the task: 'classes' ([N, K], K > 1: scores over
+// classes), 'map' ([N, 1, H, W] or [N, H, W, 1], H·W > 1, every value of the original in [0, 1]:
+// a probability or score map, as DB text detectors give), 'anchors' ([N, A, 1]: a score per
+// anchor), 'sequence' ([N, T, C], C > 1: per-step class scores, as CTC decoders read them), or null.
+export function taskKind(dims, values) {
+  if (dims.length === 2) return dims[1] >= 2 ? 'classes' : null;
+  if (dims.length === 3) return dims[2] === 1 ? 'anchors' : dims[2] >= 2 ? 'sequence' : null;
+  if (dims.length !== 4 || (dims[1] !== 1 && dims[3] !== 1) || dims[1] * dims[2] * dims[3] < 2) return null;
+  for (const v of values) if (!(v >= 0 && v <= 1)) return null;  // NaN too
+  return 'map';
+}
+
+// The defaults of the task figures: a map's pixel counts as marked above 0.3 (the binarisation
+// threshold of PaddleOCR's DB post-process; --map-threshold, mapThreshold); an anchor detects
+// when its score is above 0.5 (after a sigmoid when the original's scores leave [0, 1]: logits);
+// the CTC blank is class 0.
+export const DEFAULT_MAP_THRESHOLD = 0.3;
+export const ANCHOR_THRESHOLD = 0.5;
+export const CTC_BLANK = 0;
+
+// The index of the largest of `count` values from `at` (NaN never wins; none finite or larger
+// than -Infinity gives -1).
+function argmax(values, at, count) {
+  let best = -1, top = -Infinity;
+  for (let k = 0; k < count; ++k) {
+    const v = values[at + k];
+    if (v > top) { top = v; best = k; }
   }
   return best;
 }
 
-// For an output shaped [N, K] (K > 1: scores over classes), the share of samples whose top-1
-// class is the same in both models, and with labels each model's accuracy: whether the model
-// still decides the same, which a distance alone does not say.
-export function decisions(entry, original, candidate, labels) {
-  const dims = entry.shape_original;
-  if (!entry.comparable || dims.length !== 2 || dims[1] < 2) return entry;
-  const [rows, classes] = dims;
-  const a = argmaxRows(valuesOf(original), rows, classes), b = argmaxRows(valuesOf(candidate), rows, classes);
+const share = (part, whole) => (whole ? part / whole : null);
+
+// [N, K]: the share of samples whose top-1 class is the same in both models.
+function classesTask(a, b, [rows, classes]) {
   let same = 0;
-  for (let r = 0; r < rows; ++r) if (a[r] === b[r] && a[r] >= 0) same += 1;
-  entry.top1_agreement = rows ? same / rows : null;
+  for (let r = 0; r < rows; ++r) {
+    const x = argmax(a, r * classes, classes);
+    if (x >= 0 && x === argmax(b, r * classes, classes)) same += 1;
+  }
+  return { kind: 'classes', samples: rows, top1_agreement: share(same, rows) };
+}
+
+// A map's pixels above the threshold in both models: per sample the IoU of the two sets (1 when
+// both are empty: they agree), its mean over the samples; the share of all pixels decided alike;
+// and the share of pixels each model marks. Both layouts keep a sample's pixels together. The
+// threshold is taken in the output's precision, as numpy compares a float32 map with 0.3 (a
+// value of 0.3 in float32 is not above it).
+function mapTask(a, b, dims, type, given) {
+  const samples = dims[0], pixels = dims[1] * dims[2] * dims[3];
+  const threshold = type === 'float32' ? Math.fround(given) : type === 'float16' ? fromHalf(toHalf(given)) : given;
+  let iou = 0, alike = 0, markedA = 0, markedB = 0;
+  for (let s = 0; s < samples; ++s) {
+    let inter = 0, union = 0;
+    for (let i = s * pixels; i < (s + 1) * pixels; ++i) {
+      const x = a[i] > threshold, y = b[i] > threshold;
+      if (x && y) inter += 1;
+      if (x || y) union += 1;
+      if (x === y) alike += 1;
+      if (x) markedA += 1;
+      if (y) markedB += 1;
+    }
+    iou += union ? inter / union : 1;
+  }
+  const total = samples * pixels;
+  return {
+    kind: 'map', samples, layout: dims[1] === 1 ? 'nchw' : 'nhwc', threshold: given, mean_iou: share(iou, samples),
+    pixel_agreement: share(alike, total), marked: [share(markedA, total), share(markedB, total)],
+  };
+}
+
+// [N, A, 1] scores per anchor: a sample detects when its best anchor's score is above 0.5. When
+// the original's scores leave [0, 1] they are logits, and both models' take a sigmoid first.
+// The share of samples that detect (or not) alike, that have the same best anchor, the share of
+// all anchor decisions alike, and the share of samples each model detects in.
+function anchorsTask(a, b, [samples, anchors]) {
+  let logits = false;
+  for (const v of a) if (Number.isFinite(v) && (v < 0 || v > 1)) { logits = true; break; }
+  const score = logits ? (v) => 1 / (1 + Math.exp(-v)) : (v) => v;
+  const above = (v) => score(v) > ANCHOR_THRESHOLD;
+  let decided = 0, top = 0, alike = 0, detectedA = 0, detectedB = 0;
+  for (let s = 0; s < samples; ++s) {
+    const at = s * anchors;
+    const x = argmax(a, at, anchors), y = argmax(b, at, anchors);
+    const dx = x >= 0 && above(a[at + x]), dy = y >= 0 && above(b[at + y]);
+    if (dx === dy) decided += 1;
+    if (x >= 0 && x === y) top += 1;
+    if (dx) detectedA += 1;
+    if (dy) detectedB += 1;
+    for (let i = at; i < at + anchors; ++i) if (above(a[i]) === above(b[i])) alike += 1;
+  }
+  return {
+    kind: 'anchors', samples, threshold: ANCHOR_THRESHOLD, sigmoid: logits, decision_agreement: share(decided, samples),
+    top_anchor_agreement: share(top, samples), anchor_agreement: share(alike, samples * anchors),
+    detected: [share(detectedA, samples), share(detectedB, samples)],
+  };
+}
+
+// A sample's greedy CTC reading of [T, C] scores: the class of each step's largest score, repeats
+// collapsed, the blank removed.
+function greedyCtc(steps) {
+  const out = [];
+  let last = null;
+  for (const k of steps) {
+    if (k !== last && k !== CTC_BLANK) out.push(k);
+    last = k;
+  }
+  return out;
+}
+
+// [N, T, C]: the share of samples whose greedy CTC sequence is the same in both models, and the
+// share of steps whose largest score is at the same class.
+function sequenceTask(a, b, [samples, steps, classes]) {
+  let same = 0, alike = 0;
+  for (let s = 0; s < samples; ++s) {
+    const x = [], y = [];
+    for (let t = 0; t < steps; ++t) {
+      const at = (s * steps + t) * classes;
+      x.push(argmax(a, at, classes));
+      y.push(argmax(b, at, classes));
+      if (x[t] >= 0 && x[t] === y[t]) alike += 1;
+    }
+    const p = greedyCtc(x), q = greedyCtc(y);
+    if (p.length === q.length && p.every((k, i) => k === q[i])) same += 1;
+  }
+  return { kind: 'sequence', samples, blank: CTC_BLANK, sequence_agreement: share(same, samples), step_agreement: share(alike, samples * steps) };
+}
+
+// The task figures of a comparable output (taskKind), as `entry.task`: whether the candidate still
+// does what the original does, which a distance alone does not say. An output shaped [N, K] keeps
+// `top1_agreement` beside it, and with labels each model's `accuracy`.
+export function decisions(entry, original, candidate, labels, { mapThreshold = DEFAULT_MAP_THRESHOLD } = {}) {
+  const dims = entry.shape_original;
+  if (!entry.comparable) return entry;
+  const a = valuesOf(original), b = valuesOf(candidate);
+  const kind = taskKind(dims, a);
+  if (!kind) return entry;
+  entry.task = kind === 'classes' ? classesTask(a, b, dims) : kind === 'map' ? mapTask(a, b, dims, original.type, mapThreshold)
+    : kind === 'anchors' ? anchorsTask(a, b, dims) : sequenceTask(a, b, dims);
+  if (kind !== 'classes') return entry;
+  const [rows, classes] = dims;
+  entry.top1_agreement = entry.task.top1_agreement;
   if (labels && labels.length === rows) {
     let right = [0, 0];
-    for (let r = 0; r < rows; ++r) right = [right[0] + (a[r] === labels[r]), right[1] + (b[r] === labels[r])];
+    for (let r = 0; r < rows; ++r) right = [right[0] + (argmax(a, r * classes, classes) === labels[r]), right[1] + (argmax(b, r * classes, classes) === labels[r])];
     entry.accuracy = { original: right[0] / rows, candidate: right[1] / rows };
   }
   return entry;
@@ -484,7 +605,7 @@ function compareRuns(report, a, b, original, layers, rewritten, options, toleran
       report.outputs.push({ name, dtype: a[name].type, shape_original: [...a[name].dims], shape_candidate: null, comparable: false, pass: false, reason: 'the candidate has no such output', stats_original: statistics(valuesOf(a[name]) ?? []) });
       continue;
     }
-    const entry = decisions(compareTensor(name, a[name], b[name], tolerance), a[name], b[name], options.labels);
+    const entry = decisions(compareTensor(name, a[name], b[name], tolerance), a[name], b[name], options.labels, options);
     const values = valuesOf(a[name]);
     // A change shown is a change; only a pass on an output that cannot vary proves nothing.
     const constant = entry.pass && values ? constantOutput(values) : null;
@@ -519,13 +640,13 @@ function compareRuns(report, a, b, original, layers, rewritten, options, toleran
 // Runs the original once and every candidate on the same seeded inputs, and compares each
 // candidate with the original: one report per candidate, in order. `runtime`: {name, version,
 // Tensor, session(bytes, externalData) -> an onnxruntime InferenceSession}. `options` (shared):
-// seed, inputRange, rtol, atol, inputShapes, inputValues, layerwise. Each candidate: {model,
+// seed, inputRange, rtol, atol, mapThreshold, inputShapes, inputValues, layerwise. Each candidate: {model,
 // conversion (its conversion's report, to name the match behind each tensor), scaleAtol (see
 // compareTensor)}. `onProgress(stage, fraction)`. A model that does not load or run is reported
 // (pass false, `error`; the original's failure in every report), not thrown. The original's load
 // and run times are counted in every report's timings_ms (it ran once for all of them).
 export async function checkCandidates(runtime, original, candidates, options = {}, onProgress = () => {}) {
-  const { seed, inputRange, tolerance } = checkOptions(options);
+  const { seed, inputRange, tolerance, mapThreshold } = checkOptions(options);
   for (const c of candidates) sameInputs(original.description, c.model.description);
   const given = options.samples;
   const feeds = given?.feeds ?? inputFeeds(original.description, { seed, inputRange, inputShapes: options.inputShapes, inputValues: options.inputValues });
@@ -563,7 +684,7 @@ export async function checkCandidates(runtime, original, candidates, options = {
       onProgress(`running the ${c.label ?? 'candidate'} model`, (i + 1) / steps);
       const rewritten = rewriteTensors(c.model.description, c.conversion);
       const outputs = await run(c.model, [...new Set([...extraOutputs(layers[i]), ...rewritten])], own);
-      compareRuns(report, reference, outputs, original, layers[i], rewritten, { ...options, labels: given?.labels, conversion: c.conversion }, report.tolerance);
+      compareRuns(report, reference, outputs, original, layers[i], rewritten, { ...options, mapThreshold, labels: given?.labels, conversion: c.conversion }, report.tolerance);
     } catch (e) {
       if (!e?.stage) throw e;  // the comparison's own defect, not the model's
       failed(report, 'candidate', e);
@@ -645,13 +766,14 @@ export async function checkFpqTwin(runtime, candidate, made, options, onProgress
 export const fpqTwinFailure = (message) => ({ schema: CHECK_SCHEMA, error: message, pass: false, verdict: 'fail', outputs: [] });
 
 // What the models were fed, for the report: the data's source, how many samples, how they were
-// read (dtype conversions, an image preprocessing) and the batch each run took; or the seeded
-// random values and their shapes.
+// read (dtype conversions, an image preprocessing), whether a repair held them out of its fit,
+// and the batch each run took; or the seeded random values and their shapes.
 function inputsRecord(given, feeds, batches, seed, inputRange) {
   const shapes = Object.fromEntries(Object.entries(batches[0]).map(([name, f]) => [name, [...f.dims]]));
   if (!given) return { source: 'random', seed, range: [...inputRange], samples: Object.values(feeds)[0]?.dims[0] ?? 1, batch_shapes: shapes };
   const record = { source: given.source, samples: given.samples, batches: batches.length, batch_shapes: shapes };
   if (given.labels) record.labels = given.labels.length;
+  if (given.heldOut) record.held_out = true;
   if (given.conversions?.length) record.conversions = [...given.conversions];
   if (given.preprocessing) record.preprocessing = given.preprocessing;
   return record;
@@ -696,7 +818,13 @@ export function verdict(check, kind) {
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
   if (kind === 'fpq') return fpqLines(check);
-  return [...inconclusive, ...check.outputs.flatMap((o) => [...(o.top1_agreement === undefined ? [] : [decisionLine(o, check.inputs)]), distanceLine(o, kind === 'repaired')])];
+  // On samples an output's task figures come first: they say whether the model still does its
+  // job. On random inputs they say nothing of the task, and come after the distance, said so.
+  return [...inconclusive, ...check.outputs.flatMap((o) => {
+    const task = o.task?.samples ? [taskLine(o, check.inputs)] : [];
+    const distance = distanceLine(o, kind === 'repaired', check.inputs);
+    return onSamples(check.inputs) ? [...task, distance] : [distance, ...task];
+  })];
 }
 
 // The FPQ twin against the float model it simulates: what the fixed point changes (by design, never
@@ -705,16 +833,21 @@ function fpqLines(check) {
   if (check.error) return [check.error];
   const lines = [];
   for (const o of check.outputs) {
-    if (o.top1_agreement !== undefined) {
-      const on = check.inputs?.source && check.inputs.source !== 'random' ? `${o.shape_original[0]} samples of ${check.inputs.source}` : `${o.shape_original[0]} random inputs`;
-      lines.push(`the FPQ twin decides as the float model on ${percent(o.top1_agreement)} of ${on} ('${o.name}'` +
-        `${o.accuracy ? `; accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)}` : ''})`);
+    const task = [];
+    if (o.task?.kind === 'classes' && o.task.samples) {
+      task.push(`the FPQ twin decides as the float model on ${percent(o.top1_agreement)} of ${onText(o.task.samples, check.inputs)} ('${o.name}'` +
+        `${o.accuracy ? `; accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)}` : ''})${randomNote(check.inputs)}`);
+    } else if (o.task?.samples) {
+      task.push(taskLine(o, check.inputs, { subject: `the FPQ twin's output '${o.name}'`, reference: 'the float model' }));
     }
-    if (!o.comparable) lines.push(`FPQ twin, output '${o.name}': ${o.reason}`);
+    let distance;
+    if (!o.comparable) distance = `FPQ twin, output '${o.name}': ${o.reason}`;
     else {
       const range = o.stats_original.max - o.stats_original.min;
-      lines.push(`FPQ's fixed point moves output '${o.name}' by up to ${figure(o.max_abs)}${range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : ''}, mean ${figure(o.mean_abs)}`);
+      distance = `FPQ's fixed point moves output '${o.name}' by up to ${figure(o.max_abs)}${range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : ''}, mean ${figure(o.mean_abs)}`;
     }
+    // As in verdict(): the task first on samples, after the distance on random inputs.
+    lines.push(...(onSamples(check.inputs) ? [...task, distance] : [distance, ...task]));
   }
   if (check.first_failing) lines.push(`FPQ twin: the first tensor where the fixed point parts from the float is '${check.first_failing.tensor}'`);
   const clipping = (check.activations ?? []).filter((a) => a.clipped > 0).sort((a, b) => b.clipped - a.clipped);
@@ -762,24 +895,67 @@ export function percent(share) {
   return `${p.toFixed(1)} %`;
 }
 
-function decisionLine(o, inputs) {
-  const samples = o.shape_original[0];
-  const on = inputs?.source && inputs.source !== 'random' ? `${samples} samples of ${inputs.source}` : `${samples} random input${samples === 1 ? '' : 's'}`;
-  const accuracy = o.accuracy ? ` (accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)})` : '';
-  return `output '${o.name}' decides as the original on ${percent(o.top1_agreement)} of ${on}${accuracy}`;
+// Whether the check ran on the user's samples (not seeded random inputs).
+const onSamples = (inputs) => Boolean(inputs?.source && inputs.source !== 'random');
+
+// What the task figures were taken on, in words: "400 samples of heldout.npz", "1 random input".
+function onText(samples, inputs) {
+  return onSamples(inputs) ? `${samples} samples of ${inputs.source}` : `${samples} random input${samples === 1 ? '' : 's'}`;
+}
+
+const randomNote = (inputs) => (onSamples(inputs) ? '' : '; random inputs say nothing of the task');
+
+// An output's task figures (`o.task`, see decisions()) in a sentence: whether `subject` still does
+// what `reference` does, on what.
+export function taskLine(o, inputs, { subject = `output '${o.name}'`, reference = 'the original' } = {}) {
+  const t = o.task;
+  const on = onText(t.samples, inputs), note = randomNote(inputs);
+  if (t.kind === 'classes') {
+    const accuracy = o.accuracy ? ` (accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)})` : '';
+    return `${subject} decides as ${reference} on ${percent(t.top1_agreement)} of ${on}${accuracy}${note}`;
+  }
+  if (t.kind === 'map') {
+    return `${subject} marks the regions ${reference} marks (pixels above ${t.threshold}) with a mean IoU of ${figure(t.mean_iou, 3)} ` +
+      `on ${on}; ${percent(t.pixel_agreement)} of pixels decided alike${note}`;
+  }
+  if (t.kind === 'anchors') {
+    return `${subject} detects as ${reference} on ${percent(t.decision_agreement)} of ${on} (the best anchor's score` +
+      `${t.sigmoid ? ', after a sigmoid,' : ''} above ${t.threshold} or not); the same best anchor on ${percent(t.top_anchor_agreement)}, ` +
+      `${percent(t.anchor_agreement)} of anchor decisions alike${note}`;
+  }
+  return `${subject} reads the same sequence as ${reference} on ${percent(t.sequence_agreement)} of ${on} (greedy CTC, blank ${t.blank}); ` +
+    `${percent(t.step_agreement)} of steps take the same class${note}`;
+}
+
+// An output's task figures in a few words, for a table cell or a terminal line.
+export function taskCell(task) {
+  if (!task?.samples) return '';
+  if (task.kind === 'classes') return `the same top-1 on ${percent(task.top1_agreement)}`;
+  if (task.kind === 'map') return `mean IoU ${figure(task.mean_iou, 3)} above ${task.threshold}, ${percent(task.pixel_agreement)} of pixels alike`;
+  if (task.kind === 'anchors') {
+    return `detects alike on ${percent(task.decision_agreement)}, the same best anchor on ${percent(task.top_anchor_agreement)}, ` +
+      `${percent(task.anchor_agreement)} of anchors alike${task.sigmoid ? ' (scores through a sigmoid)' : ''}`;
+  }
+  return `the same CTC sequence on ${percent(task.sequence_agreement)}, ${percent(task.step_agreement)} of steps alike`;
 }
 
 // After a repair the change that is left is not news, and retraining is not the advice: the
 // agreement on samples the fit never saw says whether the repaired model still does its job.
-function distanceLine(o, repaired) {
+// Samples the repair held out of its fit (`inputs.held_out`) are said to be; the advice to check
+// on such samples is given only when the check's were not.
+function distanceLine(o, repaired, inputs) {
   if (o.inconclusive) return `output '${o.name}' is within the tolerance (max |Δ| ${figure(o.max_abs)}), which says nothing here`;
   if (!o.comparable) return `output '${o.name}': ${o.reason} (${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}); value statistics in the report`;
   if (o.pass) return `output '${o.name}' is unchanged within the tolerance (max |Δ| ${figure(o.max_abs)})`;
   const range = o.stats_original.max - o.stats_original.min;
   const share = range > 0 ? ` (${Math.round(100 * o.max_abs / range)} % of its range)` : '';
   if (repaired) {
-    return `after the repair, output '${o.name}' differs from the original's by up to ${figure(o.max_abs)}${share}: ` +
-      (o.top1_agreement === undefined ? 'check it on samples the repair did not fit' : 'the agreement above, on samples the repair did not fit, is what counts');
+    const heldOut = inputs?.held_out ? `${inputs.samples} held-out samples the repair did not fit` : null;
+    const counts = o.task?.samples && onSamples(inputs);
+    return `after the repair, output '${o.name}' differs from the original's by up to ${figure(o.max_abs)}${share}` +
+      (counts && heldOut ? `: the agreement above, on ${heldOut}, is what counts`
+        : counts ? ': the agreement above is what counts, if the repair did not fit these samples'
+          : heldOut ? ` on ${heldOut}` : ': check it on samples the repair did not fit');
   }
   return `the Lattice rewrites change output '${o.name}' by up to ${figure(o.max_abs)}${share}: expected; repair it from calibration data, or retrain`;
 }

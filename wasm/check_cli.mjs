@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
-import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, percent, verdict } from './check.mjs';
+import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, percent, taskCell, verdict } from './check.mjs';
 import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { runCheck } from './check_node.mjs';
 import { rangeFitLines } from './range_fit.mjs';
@@ -24,10 +24,10 @@ export function formatCheck(check, original, candidate) {
     ` (${check.inputs ? `${fedText(check)}, ` : ''}rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol})`];
   if (check.error) return `${lines[0]}\n  ${check.error}\n`;
   for (const o of check.outputs) {
-    if (o.top1_agreement !== undefined) {
+    if (o.task?.kind === 'classes' && o.task.samples) {
       lines.push(`  top-1 ${o.name}: the same class on ${percent(o.top1_agreement)} of ${o.shape_original[0]} samples` +
         (o.accuracy ? `; accuracy ${percent(o.accuracy.original)} → ${percent(o.accuracy.candidate)}` : ''));
-    }
+    } else if (o.task?.samples) lines.push(`  ${o.task.kind} ${o.name}: ${taskCell(o.task)}; ${o.task.samples} samples`);
     lines.push(o.comparable
       ? `  ${o.inconclusive ? '?   ' : o.pass ? 'pass' : 'FAIL'}  ${o.name} ${shape(o.shape_original)}: max |Δ| ${figure(o.max_abs)} at [${o.max_abs_index}], ` +
         `mean ${figure(o.mean_abs)}, p99 ${figure(o.p99_abs)}, max rel ${figure(o.max_rel)}; passes at atol ≥ ${figure(o.min_atol)}` +

@@ -26,7 +26,7 @@ function sourceOf(model, label) {
 
 // The keys check() and repair() take: tests/node/options.test.mjs holds them to the option table.
 export const CHECK_KEYS = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress',
-  'inputs', 'labels', 'preprocessing', 'signal', 'simulate'];
+  'inputs', 'labels', 'preprocessing', 'signal', 'simulate', 'mapThreshold'];
 // The repair's own (repair()), beside the check's that shape its samples.
 export const REPAIR_KEYS = ['calibration', 'ridge', 'maxRows', 'refitAbove', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
 

@@ -6,7 +6,7 @@
 // memory goes back when it ends.
 import { readFileSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, twinOptions } from './check.mjs';
@@ -15,6 +15,8 @@ import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
 
 const post = (message) => parentPort.postMessage(message);
+// Whether two sample sources are the same: paths resolved, anything else (tensors, bytes) by identity.
+const sameSource = (a, b) => a === b || (typeof a === 'string' && typeof b === 'string' && resolve(a) === resolve(b));
 const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
 
 async function runtime() {
@@ -153,6 +155,9 @@ try {
     // does not see: a figure on the samples a fit was made on would flatter it.
     let fit = calibration;
     if (repair.check && given.length && rest.samples === undefined) [fit, rest.samples] = holdOut(calibration);
+    // Samples of the check's own that are none of the calibration's files were held out of the
+    // fit too (a path named in both was not).
+    else if (rest.samples && !repair.calibration.some((c) => sameSource(c, inputs))) rest.samples.heldOut = true;
     // Under FPQ the repaired model goes through the scheme's exact rewrites again (repair.mjs).
     const settleFixedPoint = (bytes, settle) => {
       const settled = modelFrom(module, { bytes }, 'repaired', settle);

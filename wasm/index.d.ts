@@ -350,6 +350,9 @@ export interface CheckOptions {
   labels?: string | ArrayLike<number>;
   /** How images become tensors (images only; defaults stretch, 0,1, rgb). */
   preprocessing?: ImagePreprocessing;
+  /** A probability map's pixel counts as marked above this value, for its task figures
+   *  (CheckedOutput.task, kind 'map'); from 0 to 1, default 0.3 (PaddleOCR's DB binarisation). */
+  mapThreshold?: number;
   /** 'fpq': also run the candidate's FPQ twin (fpqTwin()) against the candidate on the same inputs;
    *  the report's `fpq` holds that comparison. See docs/fixed-point.md. */
   simulate?: 'fpq';
@@ -426,12 +429,75 @@ export interface CheckedOutput {
   /** Why a pass on this output says nothing: the original computes it as one value. */
   inconclusive?: string;
   /** For an output shaped [N, K] (K > 1): the share of the N samples whose largest of the K values
-   *  is at the same index in both models (the same top-1 class). */
+   *  is at the same index in both models (the same top-1 class); also `task.top1_agreement`. */
   top1_agreement?: number;
+  /** Whether the candidate still does the original's task, for outputs whose shape says what they
+   *  are: class scores, a probability map, per-anchor scores or per-step class scores (see
+   *  CheckedTask). Computed on random inputs too, where it says nothing of the task. */
+  task?: CheckedTask;
   /** With labels: each model's share of samples whose top-1 class is the label. */
   accuracy?: { original: number; candidate: number };
   stats_original?: { min: number | null; max: number | null; mean: number | null; std: number | null };
   stats_candidate?: { min: number | null; max: number | null; mean: number | null; std: number | null };
+}
+
+/** An output's task figures (CheckedOutput.task), by what its shape says it is. Shares are of the
+ *  `samples` (axis 0) unless named otherwise; null when there are no samples. */
+export type CheckedTask = ClassesTask | MapTask | AnchorsTask | SequenceTask;
+
+/** [N, K], K > 1: scores over classes. */
+export interface ClassesTask {
+  kind: 'classes';
+  samples: number;
+  /** The share of samples whose largest score is at the same class in both models. */
+  top1_agreement: number | null;
+}
+
+/** [N, 1, H, W] ('nchw') or [N, H, W, 1] ('nhwc'), H·W > 1, every value of the original's in [0, 1]:
+ *  a probability or score map (a DB text detector's). A pixel is marked when its value is above
+ *  `threshold` (mapThreshold, default 0.3). */
+export interface MapTask {
+  kind: 'map';
+  samples: number;
+  layout: 'nchw' | 'nhwc';
+  threshold: number;
+  /** The mean over samples of |marked in both| / |marked in either| (1 for a sample neither marks). */
+  mean_iou: number | null;
+  /** The share of all pixels marked (or not) in both. */
+  pixel_agreement: number | null;
+  /** The share of all pixels each model marks, [original, candidate]. */
+  marked: [number | null, number | null];
+}
+
+/** [N, A, 1]: a score per anchor. An anchor detects when its score is above `threshold` (0.5),
+ *  after a sigmoid (`sigmoid: true`) when the original's scores leave [0, 1] (logits); a sample
+ *  detects when its best anchor does. */
+export interface AnchorsTask {
+  kind: 'anchors';
+  samples: number;
+  threshold: number;
+  sigmoid: boolean;
+  /** The share of samples that detect, or do not, in both models. */
+  decision_agreement: number | null;
+  /** The share of samples whose highest-scoring anchor is the same in both. */
+  top_anchor_agreement: number | null;
+  /** The share of all anchors' decisions (above the threshold or not) alike. */
+  anchor_agreement: number | null;
+  /** The share of samples each model detects in, [original, candidate]. */
+  detected: [number | null, number | null];
+}
+
+/** [N, T, C], C > 1: class scores per step, as a CTC decoder reads them. */
+export interface SequenceTask {
+  kind: 'sequence';
+  samples: number;
+  /** The CTC blank's class: 0. */
+  blank: number;
+  /** The share of samples whose greedy CTC sequence (each step's top class, repeats collapsed,
+   *  blanks removed) is the same in both models. */
+  sequence_agreement: number | null;
+  /** The share of all steps whose top class is the same in both. */
+  step_agreement: number | null;
 }
 
 /** What check() resolves to: schema 'onnx-lattice-check/1'. */
@@ -447,6 +513,9 @@ export interface CheckReport {
   inputs: {
     source: string; samples: number; batch_shapes: Record<string, number[]>;
     seed?: number; range?: [number, number]; batches?: number; labels?: number; conversions?: string[];
+    /** After a repair: these samples were held out of its fit (the calibration's last quarter, or
+     *  samples given apart from it). */
+    held_out?: true;
     preprocessing?: Required<ImagePreprocessing> & { layout: 'nchw' | 'nhwc'; channels: 1 | 3; height: number; width: number };
   };
   /** Every comparable output within the tolerance (and at least one comparable), both models ran,

@@ -1,6 +1,6 @@
 // The check's result in the page: the verdict in words, a table per comparison, the sizes to
 // check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
-import { fedText, figure, percent, verdict } from './check.mjs';
+import { fedText, figure, taskCell, verdict } from './check.mjs';
 import { breakable } from './panels.js';
 import { fixedPointRepairText, refittedText } from './repair.mjs';
 
@@ -30,18 +30,22 @@ function table(caption, check) {
   t.tabIndex = 0;
   t.append(el('caption', caption));
   const head = el('tr');
-  const decides = check.outputs.some((o) => o.top1_agreement !== undefined);
-  for (const h of ['output', 'shape', ...(decides ? ['same top-1'] : []), 'max |Δ|', 'mean |Δ|', 'p99 |Δ|', 'max rel', 'NaN / inf', 'within tolerance']) head.append(el('th', h));
+  // The task's figures (top-1 of [N, K] scores, a map's IoU, per-anchor decisions, CTC
+  // sequences): a column when some output has them; on random inputs they say nothing of the task.
+  const decides = check.outputs.some((o) => o.task?.samples);
+  const random = check.inputs?.source === 'random';
+  const taskHead = random ? 'task (random inputs)' : 'task';
+  for (const h of ['output', 'shape', ...(decides ? [taskHead] : []), 'max |Δ|', 'mean |Δ|', 'p99 |Δ|', 'max rel', 'NaN / inf', 'within tolerance']) head.append(el('th', h));
   t.append(el('thead'));
   t.tHead.append(head);
   const body = el('tbody');
   for (const o of check.outputs) {
     const row = el('tr');
-    const top1 = decides ? [o.top1_agreement === undefined ? '' : percent(o.top1_agreement)] : [];
+    const task = decides ? [taskCell(o.task)] : [];
     const cells = o.comparable
-      ? [o.name, o.shape_original.join('×'), ...top1, figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
+      ? [o.name, o.shape_original.join('×'), ...task, figure(o.max_abs), figure(o.mean_abs), figure(o.p99_abs), figure(o.max_rel),
         `${o.nan[1]} / ${o.inf[1]}`, o.inconclusive ? 'says nothing' : o.pass ? 'yes' : 'no']
-      : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, ...top1, o.reason, '', '', '', '', '—'];
+      : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, ...task, o.reason, '', '', '', '', '—'];
     for (const c of cells) row.append(el('td', c));
     body.append(row);
   }
@@ -108,11 +112,13 @@ function fpqSection(box, fpq, twin) {
   box.append(section);
 }
 
-// The repair in a sentence: what it fitted, on what.
-function repairSummary(repair) {
+// The repair in a sentence: what it fitted, on what, and whether the check runs it on samples
+// the fit did not see (`held_out`: the picked samples' last quarter).
+function repairSummary(repair, inputs) {
   return `Repair: ${refittedText(repair)} on ${repair.data.samples} samples of ${repair.data.source}` +
     `${repair.data.note ? ` (${repair.data.note})` : ''} in ${Math.round(repair.time_ms)} ms; the download is the repaired model. ` +
-    `The check below runs it on samples the fit did not see.${fixedPoint(repair)}`;
+    (inputs?.held_out ? `The check below runs it on ${inputs.samples} held-out samples the fit did not see.`
+      : 'The check below runs it on random inputs: pick samples to check it on samples the fit did not see.') + fixedPoint(repair);
 }
 
 const fixedPoint = (repair) => {
@@ -148,7 +154,7 @@ export function renderCheck(box, { check, repair, fpqTwin, ms, error, refused, m
   box.dataset.convertedRuns = String(!converted.error);
   box.dataset.verdict = [fold, converted].some((c) => c.verdict === 'inconclusive') ? 'inconclusive' : fold.pass ? 'pass' : 'fail';
   if (repair) {
-    const summary = el('p', repairSummary(repair), 'repair-summary');
+    const summary = el('p', repairSummary(repair, converted.inputs), 'repair-summary');
     summary.dataset.testid = 'repair-summary';
     box.append(summary);
   }

@@ -36,7 +36,8 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
                                      : row->id == kImageOrder ? &check.image_order
                                      : row->id == kSimulate ? &check.simulate : nullptr;
   std::optional<double>* number_field = row->id == kSeed ? &check.seed : row->id == kRtol ? &check.rtol
-                                        : row->id == kAtol ? &check.atol : nullptr;
+                                        : row->id == kAtol ? &check.atol
+                                        : row->id == kMapThreshold ? &check.map_threshold : nullptr;
   const bool taken = text || number_field || row->id == kLayerwise || row->id == kRepair || row->id == kCheckShape ||
                      row->id == kCalibration || row->id == kInputRange;
   if (!taken) return false;
@@ -81,6 +82,7 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
   if (flag == "--seed" && (*n < 0 || *n > 4294967295.0 || *n != std::floor(*n))) {
     return error("--seed needs an integer from 0 to 4294967295, not '{}'", *v);
   }
+  if (row->id == kMapThreshold && (*n < 0 || *n > 1)) return error("--map-threshold needs a number from 0 to 1, not '{}'", *v);
   if (flag != "--seed" && *n < 0) return error("{} needs a number >= 0, not '{}'", flag, *v);
   *number_field = *n;
   return true;
@@ -98,6 +100,7 @@ Json check_request(std::string_view command, const std::string& original, const 
   if (check.input_range) o.set("inputRange", Json::array_of(std::vector<double>{check.input_range->first, check.input_range->second}));
   if (check.rtol) o.set("rtol", *check.rtol);
   if (check.atol) o.set("atol", *check.atol);
+  if (check.map_threshold) o.set("mapThreshold", *check.map_threshold);
   if (check.inputs) o.set("inputs", *check.inputs);
   if (check.labels) o.set("labels", *check.labels);
   Json preprocessing = Json::object();

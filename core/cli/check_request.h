@@ -20,6 +20,8 @@ struct CheckFlags {
   bool requested = false;  // `check`, or `convert --check`
   bool layerwise = false;
   std::optional<double> seed, rtol, atol;
+  // --map-threshold T: a probability map's pixels above T are marked (the check's task figures).
+  std::optional<double> map_threshold;
   std::optional<std::pair<double, double>> input_range;
   // The user's samples instead of random inputs (a .npy, a .npz, an image, or a folder of
   // them), their labels, and how images become tensors: read by the host (wasm/samples_node.mjs).
@@ -46,7 +48,8 @@ struct CheckFlags {
   // calibration's too: the repair and the range fit read their images with it.
   bool any_given() const {
     const bool preprocessing = image_resize || image_scale || image_order;
-    return layerwise || seed || rtol || atol || input_range || inputs || labels || (preprocessing && calibration.empty()) ||
+    return layerwise || seed || rtol || atol || map_threshold || input_range || inputs || labels ||
+           (preprocessing && calibration.empty()) ||
            !shapes.empty() || simulate;
   }
 };
@@ -58,7 +61,7 @@ using FlagValue = std::optional<std::string>;
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check);
 
 // {command, original, candidate, check, repair?: {calibration}, report_path, report, options: {seed,
-// inputRange, rtol, atol, inputShapes, layerwise, inputs, labels, preprocessing: {resize, scale, order}}}: what the host's runtime is asked to do. `report` is the
+// inputRange, rtol, atol, mapThreshold, inputShapes, layerwise, inputs, labels, preprocessing: {resize, scale, order}}}: what the host's runtime is asked to do. `report` is the
 // conversion's report (convert --check), which the host writes out with the check added.
 Json check_request(std::string_view command, const std::string& original, const std::string& candidate,
                    const CheckFlags& check, const Options& options, const std::string& report_path = "",

@@ -34,6 +34,14 @@ TEST_CASE("check flags: values at and just past each rule's edge") {
   CHECK(equal.error().message == "--input-range needs LO,HI with LO < HI (e.g. -1,1), not '1,1'");
   CHECK_FALSE(parse("--input-range", "0", c));
   CHECK_FALSE(parse("--input-range", "0,", c));
+  REQUIRE(parse("--map-threshold", "0", c).value());
+  REQUIRE(parse("--map-threshold", "1", c).value());
+  CHECK(*c.map_threshold == 1.0);
+  auto above = parse("--map-threshold", "1.0001", c);
+  REQUIRE_FALSE(above);
+  CHECK(above.error().message == "--map-threshold needs a number from 0 to 1, not '1.0001'");
+  CHECK_FALSE(parse("--map-threshold", "-0.1", c));
+  CHECK_FALSE(parse("--map-threshold", "x", c));
   CHECK_FALSE(c.layerwise);
   REQUIRE(parse("--layerwise", std::nullopt, c).value());
   CHECK(c.layerwise);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { DEFAULT_INPUT_RANGE, DEFAULT_SEED, DEFAULT_TOLERANCE } from '../../wasm/check.mjs';
+import { DEFAULT_INPUT_RANGE, DEFAULT_MAP_THRESHOLD, DEFAULT_SEED, DEFAULT_TOLERANCE } from '../../wasm/check.mjs';
 import { CHECK_KEYS, REPAIR_KEYS } from '../../wasm/check_node.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { PREPROCESSING_DEFAULTS } from '../../wasm/preprocess.mjs';
@@ -61,6 +61,7 @@ test('the check\'s and the repair\'s defaults in JavaScript are the table\'s', (
   assert.equal(Number(byKey('seed').default), DEFAULT_SEED);
   assert.equal(Number(byKey('seed').default), REPAIR_DEFAULTS.seed);
   assert.deepEqual(byKey('inputRange').default.split(',').map(Number), [...DEFAULT_INPUT_RANGE]);
+  assert.equal(Number(byKey('mapThreshold').default), DEFAULT_MAP_THRESHOLD);
   for (const [name, value] of Object.entries(PREPROCESSING_DEFAULTS)) assert.equal(byKey(`preprocessing.${name}`).default, value, name);
   assert.equal(Number(byKey('ridge').default), REPAIR_DEFAULTS.ridge);
   assert.equal(Number(byKey('maxRows').default), REPAIR_DEFAULTS.maxRows);

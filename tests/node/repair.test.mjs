@@ -72,7 +72,9 @@ test('convert --repair --calibration: held-out accuracy within 2 points of the o
   assert.match(r.stdout, /^check: output 'logits' decides as the original on (9\d|100)\.\d % of 400 samples/m);
   // A repaired model's remaining change is read through the held-out agreement, not answered
   // with "retrain".
-  assert.match(r.stdout, /^check: after the repair, output 'logits' differs from the original's by up to [\d.e-]+ \(\d+ % of its range\): the agreement above, on samples the repair did not fit, is what counts$/m);
+  // heldout.npz is none of the calibration's files: samples the repair did not fit, said so.
+  assert.equal(check.converted.inputs.held_out, true);
+  assert.match(r.stdout, /^check: after the repair, output 'logits' differs from the original's by up to [\d.e-]+ \(\d+ % of its range\): the agreement above, on 400 held-out samples the repair did not fit, is what counts$/m);
   assert.doesNotMatch(r.stdout, /^check: .*retrain/m);
 });
 
