@@ -283,7 +283,7 @@ void update_declared_shapes(onnx::GraphProto& graph, const Shapes& shapes) {
     if (!inferred) return;
     auto* shape = info.mutable_type()->mutable_tensor_type()->mutable_shape();
     Shape declared;
-    for (const auto& d : shape->dim()) declared.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    for (const auto& d : shape->dim()) declared.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
     if (same_shape(declared, *inferred)) return;
     onnx::TensorShapeProto fresh;
     for (size_t i = 0; i < inferred->size(); ++i) {

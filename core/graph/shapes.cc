@@ -105,7 +105,7 @@ void infer(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& access
 Shape Shapes::from_type(const onnx::TypeProto& type) const {
   Shape shape;
   for (const auto& dim : type.tensor_type().shape().dim()) {
-    if (dim.has_dim_value()) {
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
       shape.push_back(dim.dim_value());
     } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
       shape.push_back(intern(dim.dim_param()));
