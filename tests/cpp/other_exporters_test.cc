@@ -14,6 +14,27 @@
 using namespace lattice;
 using Catch::Matchers::Contains;
 
+namespace {
+
+int64_t opset_of(const onnx::ModelProto& m) {
+  for (const auto& o : m.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  }
+  return 0;
+}
+
+// The shape inference finds no node whose inputs do not fit together.
+void check_fits(const onnx::ModelProto& m) {
+  GraphView view(m.graph());
+  Shapes shapes(view, opset_of(m));
+  for (const auto& n : m.graph().node()) {
+    INFO(n.name());
+    CHECK_FALSE(shape_conflict(n, shapes).has_value());
+  }
+}
+
+}  // namespace
+
 TEST_CASE("a negative dim_value is a dynamic dimension: pinned, inferred and described as one") {
   std::string bytes = test::fixture("minus_one_batch.onnx");
   auto parsed = parse_model(test::bytes(bytes));
@@ -50,4 +71,55 @@ TEST_CASE("a negative dim_value is a dynamic dimension: pinned, inferred and des
   auto bad = convert(test::bytes(bytes), options);
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, Contains("contradicts graph input 'input' [?, 3, 16, 16]: its dimension 2 is fixed at 16"));
+}
+
+TEST_CASE("a Conv at stride (2, 1) keeps its strides, so every size stays the original's") {
+  const LatticeTarget* lattice = lattice_target(*find_target("lattice"));
+  const LatticeTarget* advanced = lattice_target(*find_target("lattice-advanced"));
+  REQUIRE(lattice);
+  REQUIRE(advanced);
+  for (const LatticeTarget* t : {lattice, advanced}) {
+    auto s = snap_conv(*t, 5, {2, 1});
+    CHECK(s.kernel == 3);
+    CHECK(s.strides == std::array<int64_t, 2>{2, 1});
+    s = snap_conv(*t, 1, {1, 2});
+    CHECK(s.kernel == 3);
+    CHECK(s.strides == std::array<int64_t, 2>{1, 2});
+    s = snap_conv(*t, 7, {1, 1});
+    CHECK(s.kernel == (t == advanced ? 7 : 3));
+    s = snap_conv(*t, 3, {4, 4});
+    CHECK(s.strides == std::array<int64_t, 2>{2, 2});
+  }
+
+  std::string bytes = test::fixture("anisotropic_strides.onnx");
+  auto parsed = parse_model(test::bytes(bytes));
+  REQUIRE(parsed.ok());
+  GraphView before_view(parsed->graph());
+  Shapes before(before_view, 13);
+  for (const char* target : {"lattice", "lattice-advanced"}) {
+    INFO(target);
+    Options options;
+    options.target = target;
+    auto [out, report] = test::convert_bytes(bytes, options);
+    GraphView after_view(out.graph());
+    Shapes after(after_view, 13);
+    int convs = 0;
+    for (const auto& n : out.graph().node()) {
+      if (n.op_type() != "Conv") continue;
+      ++convs;
+      INFO(n.name());
+      CHECK(attr::get_ints(n, "strides") == std::vector<int64_t>{2, 1});
+      CHECK(attr::get_ints(n, "kernel_shape") == std::vector<int64_t>{3, 3});
+      REQUIRE(before.of(n.output(0)));
+      REQUIRE(after.of(n.output(0)));
+      CHECK(*after.of(n.output(0)) == *before.of(n.output(0)));
+    }
+    CHECK(convs == 3);
+    REQUIRE(after.of("output"));
+    CHECK(*after.of("output") == Shape{1, 4});
+    check_fits(out);
+    // The 3x3 at stride (2, 1) with pads 1 was accepted as it is: not matched, not in the audit.
+    for (const auto& m : report.matches) CHECK(m.id != "LatticeConv2dPattern:/c3/c3.0/Conv");
+    for (const auto& u : report.unsupported) CHECK(u.op_type != "Conv");
+  }
 }
