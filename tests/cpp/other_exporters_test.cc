@@ -16,6 +16,14 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+const MatchRecord& match(const Report& report, const std::string& id) {
+  for (const auto& m : report.matches) {
+    if (m.id == id) return m;
+  }
+  FAIL("no match " << id);
+  throw std::logic_error("unreachable");
+}
+
 int64_t opset_of(const onnx::ModelProto& m) {
   for (const auto& o : m.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
@@ -34,6 +42,77 @@ void check_fits(const onnx::ModelProto& m) {
 }
 
 }  // namespace
+
+TEST_CASE("pads and sizes computed from constants are evaluated, so shape inference knows the sizes") {
+  auto parsed = parse_model(test::bytes(test::fixture("computed_pads.onnx")));
+  REQUIRE(parsed.ok());
+  GraphView view(parsed->graph());
+  Shapes shapes(view, 11);
+  // Pad(pads = Concat(Split(constant)) reordered): bottom and right 1.
+  CHECK(shapes.ints("pads") == std::vector<int64_t>{0, 0, 0, 0, 0, 0, 1, 1});
+  REQUIRE(shapes.of("padded"));
+  CHECK(*shapes.of("padded") == Shape{1, 8, 33, 33});
+  // Resize(sizes = Concat(Slice(Shape(x), 0, 2), [16, 16])).
+  CHECK(shapes.ints("up_sizes") == std::vector<int64_t>{1, 8, 16, 16});
+  REQUIRE(shapes.of("up"));
+  CHECK(*shapes.of("up") == Shape{1, 8, 16, 16});
+  // A 4-D Slice of constant starts and ends.
+  REQUIRE(shapes.of("scores"));
+  CHECK(*shapes.of("scores") == Shape{1, 16, 16, 1});
+}
+
+TEST_CASE("a rewrite that would change a size a later Concat or Reshape relies on is refused, with the reason") {
+  for (const char* target : {"lattice", "lattice-advanced"}) {
+    INFO(target);
+    Options options;
+    options.target = target;
+    auto [out, report] = test::convert_bytes(test::fixture("computed_pads.onnx"), options);
+    // Pads k/2 on the stride-1 Conv after the Pad would give 17 x 17 next to the Resize's 16 x 16.
+    const auto& pads = match(report, "LatticeConv2dPattern:down");
+    CHECK_FALSE(pads.applied);
+    CHECK_THAT(pads.reason, Contains("the result would not be valid: Concat 'join' would join inputs of shapes "
+                                     "[1, 8, 17, 17], [1, 8, 16, 16]"));
+    // A 2x2 stride-2 pool would leave a quarter of the elements the Reshape needs.
+    const auto& pool = match(report, "LatticeMaxPool2dPattern:peaks");
+    CHECK_FALSE(pool.applied);
+    CHECK_THAT(pool.reason, Contains("the result would not be valid: Reshape 'peaks_nhwc' would reshape an input of "
+                                     "shape [1, 1, 8, 8] (64 elements) to [1, 16, 16, 1]"));
+    // The stride-2 Convs keep their sizes and are converted.
+    CHECK(match(report, "LatticeStride2ConvBnReLUPattern:down").applied);
+    CHECK(match(report, "LatticeStride2ConvBnReLUPattern:deep").applied);
+    check_fits(out);
+    // Evaluated for inference only: the computed pads stay as the graph computes them.
+    CHECK(test::node_named(out, "block_pad").input(1) == "pads");
+    CHECK(test::node_named(out, "concat_pads").op_type() == "Concat");
+  }
+}
+
+TEST_CASE("with a symbolic height and width, a rewrite that changes a size joined with a fixed one is refused") {
+  auto parsed = parse_model(test::bytes(test::fixture("computed_pads.onnx")));
+  REQUIRE(parsed.ok());
+  auto* dims = parsed->mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(2)->set_dim_param("H");
+  dims->mutable_dim(3)->set_dim_param("W");
+  {
+    // A symbol joined with a number is a conflict where symbols are compared: the graph runs only
+    // at the sizes that make them equal.
+    GraphView view(parsed->graph());
+    Shapes shapes(view, 11);
+    const auto& join = test::node_named(*parsed, "join");
+    CHECK_FALSE(shape_conflict(join, shapes).has_value());
+    CHECK_THAT(shape_conflict(join, shapes, true).value_or(""),
+               Contains("Concat 'join' would join inputs of shapes [1, 8, floor(H/2), floor(W/2)], [1, 8, 16, 16]"));
+  }
+  auto [out, report] = test::convert_bytes(parsed->SerializeAsString(), Options{});
+  for (const auto& m : report.matches) {
+    if (m.id == "LatticeStride2ConvBnReLUPattern:deep") continue;  // read only through Shape's batch and channels
+    INFO(m.id);
+    CHECK_FALSE(m.applied);
+    CHECK_THAT(m.reason, Contains("the result would not be valid"));
+  }
+  CHECK_THAT(match(report, "LatticeMaxPool2dPattern:peaks").reason,
+             Contains("Reshape 'peaks_nhwc' would reshape an input of shape [1, 1, "));
+}
 
 TEST_CASE("a negative dim_value is a dynamic dimension: pinned, inferred and described as one") {
   std::string bytes = test::fixture("minus_one_batch.onnx");
