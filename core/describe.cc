@@ -32,7 +32,7 @@ Json value_json(const onnx::ValueInfoProto& value) {
   if (!tensor.has_shape()) return out.set("shape", nullptr);
   Json dims = Json::array();
   for (const auto& d : tensor.shape().dim()) {
-    if (d.has_dim_value()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {  // a negative dim_value is dynamic
       dims.push(d.dim_value());
     } else {
       dims.push(d.has_dim_param() && !d.dim_param().empty() ? Json(d.dim_param()) : Json("?"));

@@ -8,7 +8,9 @@ namespace {
 std::string declared(const onnx::TensorShapeProto& shape) {
   std::vector<std::string> dims;
   for (const auto& d : shape.dim()) {
-    dims.push_back(d.has_dim_value() ? fmt::format("{}", d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+    dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? fmt::format("{}", d.dim_value())
+                   : d.has_dim_param() && !d.dim_param().empty() ? d.dim_param()
+                                                                 : "?");
   }
   return fmt::format("[{}]", fmt::join(dims, ", "));
 }
@@ -42,7 +44,8 @@ Result<bool> pin_input_shapes(onnx::ModelProto& model, const Options& options) {
       }
       for (int i = 0; i < shape->dim_size(); ++i) {
         const auto& d = shape->dim(i);
-        if (d.has_dim_value() && d.dim_value() != dims[static_cast<size_t>(i)]) {
+        // A negative dim_value (paddle2onnx writes -1) is a dynamic dimension, as ONNX's own tools read it.
+        if (d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() != dims[static_cast<size_t>(i)]) {
           return options_error("{} contradicts graph input '{}' {}: its dimension {} is fixed at {}", pin, name,
                        declared(*shape), i, d.dim_value());
         }

@@ -16,13 +16,21 @@ namespace lattice {
 namespace {
 
 // A node whose inputs stop fitting together once the rewrite is made: numbers that differ, or
-// two different symbols where sizes must agree ([N, C, H, W] joined with [N, C, floor((H+1)/2),
-// ...]) -- the latter only if the graph did not join them already, so a graph that had them
-// keeps working and the rewrite that brings them is refused.
+// two different symbols (or a symbol and a number) where sizes must agree ([N, C, H, W] joined
+// with [N, C, floor((H+1)/2), ...]) -- the latter only if the graph did not join them already or
+// the rewrite changes what it joins, so a graph that had them keeps working and the rewrite
+// that changes them is refused.
 template <typename After>
 std::optional<std::string> new_conflict(const onnx::NodeProto& node, const After& after, const Shapes& before) {
   if (auto conflict = shape_conflict(node, after)) return conflict;
-  if (auto conflict = shape_conflict(node, after, true); conflict && !shape_conflict(node, before, true)) return conflict;
+  auto conflict = shape_conflict(node, after, true);
+  if (!conflict) return std::nullopt;
+  if (!shape_conflict(node, before, true)) return conflict;
+  for (const auto& in : node.input()) {
+    if (in.empty()) continue;
+    const Shape *was = before.of(in), *now = after.of(in);
+    if (was && now && (was->size() != now->size() || *was != *now)) return conflict;
+  }
   return std::nullopt;
 }
 
@@ -283,7 +291,7 @@ void update_declared_shapes(onnx::GraphProto& graph, const Shapes& shapes) {
     if (!inferred) return;
     auto* shape = info.mutable_type()->mutable_tensor_type()->mutable_shape();
     Shape declared;
-    for (const auto& d : shape->dim()) declared.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    for (const auto& d : shape->dim()) declared.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
     if (same_shape(declared, *inferred)) return;
     onnx::TensorShapeProto fresh;
     for (size_t i = 0; i < inferred->size(); ++i) {

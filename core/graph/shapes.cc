@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/onnx/attributes.h"
 #include "core/onnx/domain.h"
@@ -96,16 +97,25 @@ struct ShapeAccess {
   std::function<const Shape*(const std::string&)> of;
   std::function<const onnx::TensorProto*(const std::string&)> constant;
   std::function<void(const std::string&, Shape)> set;
+  std::function<const IntValue*(const std::string&)> value;
+  std::function<void(const std::string&, IntValue)> set_value;
 };
 
 void infer(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& access);
+
+// The integer values of a constant tensor (int64 or int32), or nullopt.
+std::optional<std::vector<int64_t>> constant_ints(const onnx::TensorProto* t, const std::string& name) {
+  if (!t) return std::nullopt;
+  auto v = read_int_values(*t, name);
+  return v ? std::optional(std::move(v).value()) : std::nullopt;
+}
 
 }  // namespace
 
 Shape Shapes::from_type(const onnx::TypeProto& type) const {
   Shape shape;
   for (const auto& dim : type.tensor_type().shape().dim()) {
-    if (dim.has_dim_value()) {
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
       shape.push_back(dim.dim_value());
     } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
       shape.push_back(intern(dim.dim_param()));
@@ -215,6 +225,13 @@ Shapes::Shapes(const GraphView& view, int64_t opset) : view_(view), opset_(opset
                      [this](const std::string& name) { return view_.constant(name); },
                      [this](const std::string& name, Shape shape) {
                        if (!name.empty()) shapes_[name] = std::move(shape);
+                     },
+                     [this](const std::string& name) {
+                       auto it = values_.find(name);
+                       return it == values_.end() ? nullptr : &it->second;
+                     },
+                     [this](const std::string& name, IntValue value) {
+                       if (!name.empty()) values_[name] = std::move(value);
                      }};
   // Node order is topological for every graph this tool writes; a second pass covers inputs
   // that arrive unsorted.
@@ -250,12 +267,30 @@ const Shape* Shapes::concrete(const std::string& name) const {
   return s;
 }
 
+bool IntValue::all_known() const {
+  return std::all_of(known.begin(), known.end(), [](bool k) { return k; });
+}
+
+std::optional<std::vector<int64_t>> Shapes::ints(const std::string& name) const {
+  if (auto it = values_.find(name); it != values_.end()) {
+    return it->second.all_known() ? std::optional(it->second.data) : std::nullopt;
+  }
+  return constant_ints(view_.constant(name), name);
+}
+
 void Shapes::commit(const ShapeDraft& draft) {
   for (const auto& [name, shape] : draft.shapes_) {
     if (shape) {
       shapes_[name] = *shape;
     } else {
       shapes_.erase(name);
+    }
+  }
+  for (const auto& [name, value] : draft.values_) {
+    if (value) {
+      values_[name] = *value;
+    } else {
+      values_.erase(name);
     }
   }
 }
@@ -267,6 +302,7 @@ void Shapes::add_initializer(const onnx::TensorProto& t) {
 void Shapes::forget(const std::string& name) {
   seeds_.erase(name);
   shapes_.erase(name);
+  values_.erase(name);
 }
 
 void ShapeDraft::add_initializer(const onnx::TensorProto& t) {
@@ -287,12 +323,21 @@ const Shape* ShapeDraft::of(const std::string& name) const {
   return it->second ? &*it->second : nullptr;
 }
 
+std::optional<std::vector<int64_t>> ShapeDraft::ints(const std::string& name) const {
+  if (auto it = values_.find(name); it != values_.end()) {
+    return it->second && it->second->all_known() ? std::optional(it->second->data) : std::nullopt;
+  }
+  if (auto it = constants_.find(name); it != constants_.end()) return constant_ints(it->second, name);
+  return base_.ints(name);
+}
+
 std::vector<std::string> ShapeDraft::infer(const onnx::NodeProto& node) {
   // As in a whole-graph inference: what the graph declares, unless inference says otherwise.
   for (const auto& o : node.output()) {
     if (o.empty()) continue;
     const Shape* declared = base_.seed_of(o);
     shapes_[o] = declared ? std::optional<Shape>(*declared) : std::nullopt;
+    values_[o] = std::nullopt;
   }
   ShapeAccess access{base_, [this](const std::string& name) { return of(name); },
                      [this](const std::string& name) {
@@ -301,29 +346,57 @@ std::vector<std::string> ShapeDraft::infer(const onnx::NodeProto& node) {
                      },
                      [this](const std::string& name, Shape shape) {
                        if (!name.empty()) shapes_[name] = std::move(shape);
+                     },
+                     [this](const std::string& name) -> const IntValue* {
+                       auto it = values_.find(name);
+                       if (it != values_.end()) return it->second ? &*it->second : nullptr;
+                       auto base = base_.values_.find(name);
+                       return base == base_.values_.end() ? nullptr : &base->second;
+                     },
+                     [this](const std::string& name, IntValue value) {
+                       if (!name.empty()) values_[name] = std::move(value);
                      }};
   lattice::infer(node, base_.opset_, access);
   std::vector<std::string> changed;
   for (const auto& o : node.output()) {
     if (o.empty()) continue;
     const Shape *before = base_.of(o), *now = of(o);
-    if ((before == nullptr) != (now == nullptr) || (before && *before != *now)) changed.push_back(o);
+    auto was = base_.values_.find(o);
+    const IntValue* value_before = was == base_.values_.end() ? nullptr : &was->second;
+    const IntValue* value_now = values_[o] ? &*values_[o] : nullptr;
+    if ((before == nullptr) != (now == nullptr) || (before && *before != *now) ||
+        (value_before == nullptr) != (value_now == nullptr) || (value_before && *value_before != *value_now)) {
+      changed.push_back(o);
+    }
   }
   return changed;
 }
 
 namespace {
 
-void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& access) {
+void infer_shape(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& access) {
   if (!is_default_domain(node.domain())) return;
   const std::string& op = node.op_type();
   auto input = [&](int i) -> const Shape* { return i < node.input_size() ? access.of(node.input(i)) : nullptr; };
   auto ints_of = [&](int i) -> std::optional<std::vector<int64_t>> {
-    if (i >= node.input_size()) return std::nullopt;
-    const auto* t = access.constant(node.input(i));
-    if (!t) return std::nullopt;
-    auto v = read_int_values(*t, node.input(i));
-    return v ? std::optional(std::move(v).value()) : std::nullopt;
+    if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
+    if (const auto* t = access.constant(node.input(i))) return constant_ints(t, node.input(i));
+    const IntValue* v = access.value(node.input(i));
+    return v && v->all_known() ? std::optional(v->data) : std::nullopt;
+  };
+  // Sizes (a Resize's, a Reshape's target): a constant's, or evaluated, where an element taken
+  // from a dimension that is not a known number is that dimension. Each with whether it is a
+  // number as written (a Reshape's -1 and 0 are read only then).
+  auto sizes_of = [&](int i) -> std::optional<std::pair<Shape, std::vector<bool>>> {
+    if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
+    if (const auto* t = access.constant(node.input(i))) {
+      auto v = constant_ints(t, node.input(i));
+      if (!v) return std::nullopt;
+      std::vector<bool> known(v->size(), true);
+      return std::pair{std::move(*v), std::move(known)};
+    }
+    const IntValue* v = access.value(node.input(i));
+    return v ? std::optional(std::pair{v->data, v->known}) : std::nullopt;
   };
   auto floats_of = [&](int i) -> std::optional<std::vector<double>> {
     if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
@@ -464,14 +537,16 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     if (b->size() > 1) batch.push_back(b2.back());
     access.set(out, batch);
   } else if (op == "Reshape") {
-    auto target = ints_of(1);
-    if (!target) return;
+    auto sizes = sizes_of(1);
+    if (!sizes) return;
+    const Shape* target = &sizes->first;
+    const std::vector<bool>& number = sizes->second;
     Shape s = *target;
     bool allow_zero = attr::get_int(node, "allowzero", 0) != 0;
     int64_t known = 1, infer_at = -1;
     for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == 0 && !allow_zero) s[i] = x && i < x->size() ? (*x)[i] : -1;
-      if (s[i] == -1 && (*target)[i] == -1) {
+      if (number[i] && s[i] == 0 && !allow_zero) s[i] = x && i < x->size() ? (*x)[i] : -1;
+      if (number[i] && s[i] == -1 && (*target)[i] == -1) {
         infer_at = static_cast<int64_t>(i);
       } else if (s[i] < 0) {
         known = -1;
@@ -496,8 +571,8 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
       }
       return;
     }
-    if (auto sizes = ints_of(3); sizes && sizes->size() == x->size()) {
-      access.set(out, *sizes);
+    if (auto sizes = sizes_of(3); sizes && sizes->first.size() == x->size()) {
+      access.set(out, sizes->first);
       return;
     }
     auto scales = floats_of(scales_at);
@@ -525,6 +600,53 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
       part[a] = (*sizes)[static_cast<size_t>(i)];
       access.set(node.output(i), part);
     }
+  } else if (op == "Slice") {
+    if (!x) return;
+    // starts, ends, axes and steps: attributes before opset 10, inputs (constant or evaluated) from it.
+    std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+    if (opset_ < 10) {
+      starts = attr::get_ints(node, "starts");
+      ends = attr::get_ints(node, "ends");
+      axes = attr::get_ints(node, "axes");
+    } else {
+      starts = ints_of(1);
+      ends = ints_of(2);
+      if (node.input_size() > 3 && !node.input(3).empty() && !(axes = ints_of(3))) return;
+      if (node.input_size() > 4 && !node.input(4).empty() && !(steps = ints_of(4))) return;
+    }
+    if (!starts || !ends || starts->size() != ends->size() || (axes && axes->size() != starts->size()) ||
+        (steps && steps->size() != starts->size())) {
+      return;
+    }
+    Shape s = *x;
+    auto rank = static_cast<int64_t>(s.size());
+    for (size_t i = 0; i < starts->size(); ++i) {
+      int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) return;
+      int64_t step = steps ? (*steps)[i] : 1;
+      if (step == 0) return;
+      int64_t& d = s[static_cast<size_t>(axis)];
+      int64_t start = (*starts)[i], end = (*ends)[i];
+      if (d < 0) {
+        // A size not known as a number stays itself only under a slice that takes all of it.
+        if (!(step == 1 && start == 0 && end == std::numeric_limits<int64_t>::max())) d = -1;
+        continue;
+      }
+      if (start < 0) start += d;
+      if (end < 0) end += d;
+      if (step > 0) {
+        start = std::clamp<int64_t>(start, 0, d);
+        end = std::clamp<int64_t>(end, 0, d);
+        d = end > start ? 1 + (end - start - 1) / step : 0;
+      } else {
+        start = std::clamp<int64_t>(start, 0, d - 1);
+        end = std::clamp<int64_t>(end, -1, d - 1);
+        // -step would overflow at INT64_MIN; any step below -d takes one element.
+        d = start > end ? (step < -d ? 1 : 1 + (start - end - 1) / -step) : 0;
+      }
+    }
+    access.set(out, s);
   } else if (op == "Transpose") {
     if (!x) return;
     auto perm = attr::get_ints(node, "perm");
@@ -536,6 +658,225 @@ void infer(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& acces
     }
     access.set(out, s);
   }
+}
+
+// An integer input as an IntValue: a constant's (of rank 0 or 1, at most kMaxValues values) or
+// an evaluated one.
+std::optional<IntValue> int_input(const onnx::NodeProto& node, int i, const ShapeAccess& access) {
+  if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
+  const std::string& name = node.input(i);
+  if (const auto* t = access.constant(name)) {
+    if (t->dims_size() > 1) return std::nullopt;
+    auto v = constant_ints(t, name);
+    if (!v || v->size() > kMaxValues) return std::nullopt;
+    Shape dims(t->dims().begin(), t->dims().end());
+    if ((dims.empty() ? 1 : static_cast<size_t>(dims[0])) != v->size()) return std::nullopt;
+    std::vector<bool> known(v->size(), true);
+    return IntValue{std::move(dims), std::move(*v), std::move(known)};
+  }
+  const IntValue* v = access.value(name);
+  return v ? std::optional(*v) : std::nullopt;
+}
+
+// The numbers of an integer input, every element known; else nullopt.
+std::optional<std::vector<int64_t>> known_ints(const onnx::NodeProto& node, int i, const ShapeAccess& access) {
+  auto v = int_input(node, i, access);
+  return v && v->dims.size() <= 1 && v->all_known() ? std::optional(std::move(v->data)) : std::nullopt;
+}
+
+// The indices of the elements a 1-D Slice takes (ONNX's clamping of starts and ends, any
+// nonzero step).
+std::optional<std::vector<size_t>> slice_1d(size_t size, int64_t start, int64_t end, int64_t step) {
+  if (step == 0) return std::nullopt;
+  auto n = static_cast<int64_t>(size);
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, n);
+    end = std::clamp<int64_t>(end, 0, n);
+  } else {
+    start = std::clamp<int64_t>(start, 0, n - 1);
+    end = std::clamp<int64_t>(end, -1, n - 1);
+  }
+  std::vector<size_t> out;
+  for (int64_t i = start; step > 0 ? i < end : i > end;) {
+    out.push_back(static_cast<size_t>(i));
+    if (__builtin_add_overflow(i, step, &i)) break;
+  }
+  return out;
+}
+
+// The elements of `v` at `indices`, as a vector.
+IntValue pick(const IntValue& v, const std::vector<size_t>& indices) {
+  IntValue out{{static_cast<int64_t>(indices.size())}, {}, {}};
+  for (size_t i : indices) {
+    out.data.push_back(v.data[i]);
+    out.known.push_back(v.known[i]);
+  }
+  return out;
+}
+
+// The values of the small integer tensors an exporter computes from constants and known shapes:
+// Shape, Size, Gather, Slice, Concat, Split, Cast, Squeeze, Unsqueeze, Identity and integer
+// Add, Sub, Mul, Div, on scalars and vectors. Anything else, or a value it cannot be sure of,
+// is not evaluated.
+void evaluate(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& access) {
+  const std::string& op = node.op_type();
+  if (node.output_size() == 0 || node.output(0).empty()) return;
+  auto put = [&](const std::string& name, IntValue v) {
+    if (name.empty() || v.dims.size() > 1 || v.data.size() > kMaxValues || v.known.size() != v.data.size()) return;
+    if (!access.of(name)) access.set(name, v.dims);
+    access.set_value(name, std::move(v));
+  };
+  auto axis0 = [&](int64_t rank) {
+    int64_t axis = attr::get_int(node, "axis", 0);
+    return axis == 0 || axis == -rank;
+  };
+  const std::string& out = node.output(0);
+  if (op == "Shape" || op == "Size") {
+    const Shape* x = node.input_size() > 0 ? access.of(node.input(0)) : nullptr;
+    if (!x) return;
+    auto rank = static_cast<int64_t>(x->size());
+    int64_t start = op == "Shape" && opset >= 15 ? attr::get_int(node, "start", 0) : 0;
+    int64_t end = op == "Shape" && opset >= 15 ? attr::get_int(node, "end", rank) : rank;
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    IntValue v{{end - start}, std::vector<int64_t>(x->begin() + start, x->begin() + end), {}};
+    for (auto d : v.data) v.known.push_back(d >= 0);
+    if (op == "Shape") return put(out, std::move(v));
+    if (!v.all_known()) return;
+    int64_t size = 1;
+    for (auto d : v.data) {
+      if (__builtin_mul_overflow(size, d, &size)) return;
+    }
+    return put(out, IntValue{{}, {size}, {true}});
+  }
+  if (op == "Identity") {
+    if (auto v = int_input(node, 0, access)) put(out, std::move(*v));
+  } else if (op == "Cast") {
+    auto to = attr::get_int(node, "to", 0);
+    auto v = int_input(node, 0, access);
+    if (!v || (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32)) return;
+    for (size_t i = 0; i < v->data.size(); ++i) {
+      int64_t d = v->data[i];
+      if (to == onnx::TensorProto::INT32 && v->known[i] &&
+          (d < std::numeric_limits<int32_t>::min() || d > std::numeric_limits<int32_t>::max())) {
+        return;
+      }
+    }
+    put(out, std::move(*v));
+  } else if (op == "Unsqueeze" || op == "Squeeze") {
+    auto v = int_input(node, 0, access);
+    if (!v) return;
+    if (op == "Unsqueeze" && v->dims.empty()) put(out, IntValue{{1}, v->data, v->known});
+    if (op == "Squeeze" && v->dims == Shape{1}) put(out, IntValue{{}, v->data, v->known});
+  } else if (op == "Concat") {
+    IntValue joined{{0}, {}, {}};
+    for (int i = 0; i < node.input_size(); ++i) {
+      auto v = int_input(node, i, access);
+      if (!v || v->dims.size() != 1) return;
+      joined.data.insert(joined.data.end(), v->data.begin(), v->data.end());
+      joined.known.insert(joined.known.end(), v->known.begin(), v->known.end());
+    }
+    if (!axis0(1)) return;
+    joined.dims[0] = static_cast<int64_t>(joined.data.size());
+    put(out, std::move(joined));
+  } else if (op == "Split") {
+    auto v = int_input(node, 0, access);
+    if (!v || v->dims.size() != 1 || !axis0(1)) return;
+    auto n = static_cast<int64_t>(v->data.size());
+    auto parts = static_cast<int64_t>(node.output_size());
+    std::optional<std::vector<int64_t>> sizes;
+    if (opset >= 13) {
+      if (node.input_size() > 1 && !node.input(1).empty() && !(sizes = known_ints(node, 1, access))) return;
+    } else {
+      sizes = attr::get_ints(node, "split");
+    }
+    if (!sizes) {
+      if (opset < 18 && n % parts != 0) return;  // equal parts only, before num_outputs
+      int64_t chunk = (n + parts - 1) / parts;
+      sizes = std::vector<int64_t>(static_cast<size_t>(parts), chunk);
+      sizes->back() = n - chunk * (parts - 1);
+    }
+    if (static_cast<int64_t>(sizes->size()) != parts) return;
+    int64_t at = 0;
+    for (auto size : *sizes) {
+      if (size < 0 || size > n - at) return;
+      at += size;
+    }
+    if (at != n) return;
+    at = 0;
+    for (int i = 0; i < node.output_size(); ++i) {
+      std::vector<size_t> indices;
+      for (int64_t k = 0; k < (*sizes)[static_cast<size_t>(i)]; ++k) indices.push_back(static_cast<size_t>(at + k));
+      at += (*sizes)[static_cast<size_t>(i)];
+      put(node.output(i), pick(*v, indices));
+    }
+  } else if (op == "Slice") {
+    auto v = int_input(node, 0, access);
+    if (!v || v->dims.size() != 1) return;
+    std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+    if (opset < 10) {
+      starts = attr::get_ints(node, "starts");
+      ends = attr::get_ints(node, "ends");
+      axes = attr::get_ints(node, "axes");
+    } else {
+      starts = known_ints(node, 1, access);
+      ends = known_ints(node, 2, access);
+      if (node.input_size() > 3 && !node.input(3).empty() && !(axes = known_ints(node, 3, access))) return;
+      if (node.input_size() > 4 && !node.input(4).empty() && !(steps = known_ints(node, 4, access))) return;
+    }
+    if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return;
+    if ((axes && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) || (steps && steps->size() != 1)) return;
+    if (auto indices = slice_1d(v->data.size(), (*starts)[0], (*ends)[0], steps ? (*steps)[0] : 1)) {
+      put(out, pick(*v, *indices));
+    }
+  } else if (op == "Gather") {
+    auto v = int_input(node, 0, access);
+    auto indices = int_input(node, 1, access);
+    if (!v || !indices || v->dims.size() != 1 || !indices->all_known() || !axis0(1)) return;
+    auto n = static_cast<int64_t>(v->data.size());
+    std::vector<size_t> at;
+    for (auto i : indices->data) {
+      if (i < -n || i >= n) return;
+      at.push_back(static_cast<size_t>(i < 0 ? i + n : i));
+    }
+    IntValue picked = pick(*v, at);
+    picked.dims = indices->dims;
+    put(out, std::move(picked));
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    auto a = int_input(node, 0, access), b = int_input(node, 1, access);
+    if (!a || !b) return;
+    // Equal shapes, or one side a single value.
+    bool a_one = a->data.size() == 1, b_one = b->data.size() == 1;
+    if (a->dims != b->dims && !a_one && !b_one) return;
+    size_t n = std::max(a->data.size(), b->data.size());
+    IntValue result{a->dims.size() >= b->dims.size() ? a->dims : b->dims, {}, {}};
+    for (size_t i = 0; i < n; ++i) {
+      size_t ia = a_one ? 0 : i, ib = b_one ? 0 : i;
+      int64_t x = a->data[ia], y = b->data[ib], r = 0;
+      bool known = a->known[ia] && b->known[ib];  // computed from a dimension not known: unknown
+      if (known && op == "Add" && __builtin_add_overflow(x, y, &r)) return;
+      if (known && op == "Sub" && __builtin_sub_overflow(x, y, &r)) return;
+      if (known && op == "Mul" && __builtin_mul_overflow(x, y, &r)) return;
+      if (known && op == "Div") {
+        if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return;
+        r = x / y;  // truncated, as onnxruntime divides integers
+      }
+      result.data.push_back(known ? r : -1);
+      result.known.push_back(known);
+    }
+    if (!result.dims.empty()) result.dims[0] = static_cast<int64_t>(n);
+    put(out, std::move(result));
+  }
+}
+
+void infer(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& access) {
+  if (!is_default_domain(node.domain())) return;
+  infer_shape(node, opset, access);
+  evaluate(node, opset, access);
 }
 
 }  // namespace
@@ -550,12 +891,59 @@ bool same_shape(const Shape& a, const Shape& b) {
 
 namespace {
 
+// A Reshape whose target shape (a constant, or evaluated) cannot hold its input's elements, both
+// known numbers: onnxruntime refuses to run it.
+template <typename ShapeTable>
+std::optional<std::string> reshape_conflict(const onnx::NodeProto& node, const ShapeTable& shapes, const Shapes& symbols_of,
+                                            bool symbols) {
+  if (node.input_size() < 2 || !is_default_domain(node.domain())) return std::nullopt;
+  const Shape* x = shapes.of(node.input(0));
+  auto target = shapes.ints(node.input(1));
+  if (!x || !target) return std::nullopt;
+  bool allow_zero = attr::get_int(node, "allowzero", 0) != 0;
+  int64_t known = 1, inferred = 0;
+  for (size_t i = 0; i < target->size(); ++i) {
+    int64_t d = (*target)[i];
+    if (d == 0 && !allow_zero) {
+      if (i >= x->size()) return std::nullopt;  // invalid as written: not this check's to say
+      d = (*x)[i];
+    }
+    if (d == -1) {
+      ++inferred;
+      continue;
+    }
+    if (d < 0 || __builtin_mul_overflow(known, d, &known)) return std::nullopt;
+  }
+  if (inferred > 1) return std::nullopt;
+  int64_t elements = product(*x, 0, x->size());
+  bool fits = inferred == 0 ? known == elements : (known == 0 ? elements == 0 : elements > 0 && elements % known == 0);
+  if (elements < 0) {
+    // Asked for symbols: an input with a symbolic size and no unknown one, reshaped to a fixed
+    // count of elements, fits only at the sizes that give that count.
+    bool symbolic = std::any_of(x->begin(), x->end(), [](int64_t d) { return d < -1; });
+    bool unknown = std::any_of(x->begin(), x->end(), [](int64_t d) { return d == -1; });
+    if (!symbols || inferred != 0 || !symbolic || unknown) return std::nullopt;
+    fits = false;
+  }
+  if (fits) return std::nullopt;
+  if (elements < 0) {
+    return fmt::format("Reshape '{}' would reshape an input of shape {} to [{}]", node.name(),
+                       format_shape(*x, &symbols_of), fmt::join(*target, ", "));
+  }
+  return fmt::format("Reshape '{}' would reshape an input of shape {} ({} elements) to [{}]", node.name(),
+                     format_shape(*x, &symbols_of), elements, fmt::join(*target, ", "));
+}
+
 template <typename ShapeTable>
 std::optional<std::string> conflict_in(const onnx::NodeProto& node, const ShapeTable& shapes, const Shapes& symbols_of,
                                        bool symbols) {
-  // Two sizes that cannot be the same: different numbers, or (asked for) different symbols.
-  auto differ = [&](int64_t a, int64_t b) { return a != b && ((a >= 0 && b >= 0) || (symbols && a < -1 && b < -1)); };
+  // Two sizes that cannot be the same: different numbers, or (asked for) different symbols, or a
+  // symbol and a number (which the graph makes equal at the sizes it runs at, if at all).
+  auto differ = [&](int64_t a, int64_t b) {
+    return a != b && ((a >= 0 && b >= 0) || (symbols && a != -1 && b != -1 && (a < -1 || b < -1)));
+  };
   const std::string& op = node.op_type();
+  if (op == "Reshape") return reshape_conflict(node, shapes, symbols_of, symbols);
   bool concat = op == "Concat";
   if (!concat && !broadcast_ops().contains(op)) return std::nullopt;
   std::vector<const Shape*> inputs;

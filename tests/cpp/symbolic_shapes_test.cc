@@ -46,13 +46,15 @@ onnx::ModelProto twin(onnx::ModelProto m, Variant variant) {
   return m;
 }
 
-// The static model's graph input shapes, as pins (a symbolic dimension pinned to 1).
+// The static model's graph input shapes, as pins (a symbolic or negative dimension pinned to 1).
 std::vector<std::pair<std::string, std::vector<int64_t>>> pins_of(const onnx::ModelProto& m) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> pins;
   for (const auto& in : m.graph().input()) {
     if (is_initializer(m.graph(), in.name()) || !in.type().tensor_type().has_shape()) continue;
     std::vector<int64_t> dims;
-    for (const auto& d : in.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : 1);
+    for (const auto& d : in.type().tensor_type().shape().dim()) {
+      dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : 1);  // dim_value -1 is dynamic
+    }
     pins.emplace_back(in.name(), dims);
   }
   return pins;

@@ -23,9 +23,9 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   Conv2d c = *conv2d(ctx, index);
   const Window& w = c.window;
   if (auto s = pads_resolved(ctx, conv.input(0), w); !s) return s.error();
-  SnappedConv to =
-      snap_conv(lattice_target(ctx), std::max(w.kernel[0], w.kernel[1]), std::max(w.strides[0], w.strides[1]));
-  std::vector<int64_t> kernel{to.kernel, to.kernel}, strides{to.stride, to.stride};
+  // Per axis: a stride (2, 1) stays (2, 1), so the output keeps its height and width.
+  SnappedConv to = snap_conv(lattice_target(ctx), std::max(w.kernel[0], w.kernel[1]), {w.strides[0], w.strides[1]});
+  std::vector<int64_t> kernel{to.kernel, to.kernel}, strides{to.strides[0], to.strides[1]};
   // pads k/2, scaled by the dilation (which stays) so that a stride-1 Conv keeps its size.
   std::vector<int64_t> pads{w.dilations[0] * (to.kernel / 2), w.dilations[1] * (to.kernel / 2),
                             w.dilations[0] * (to.kernel / 2), w.dilations[1] * (to.kernel / 2)};
@@ -43,7 +43,7 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
       tuple(strides), tuple(new_pads));
   if (kernel != w.kernel) {
     std::array<TapAxis, 2> from = tap_axes(w), onto = from;
-    for (size_t a = 0; a < 2; ++a) onto[a] = {to.kernel, w.dilations[a], pads[a], pads[a + 2], to.stride};
+    for (size_t a = 0; a < 2; ++a) onto[a] = {to.kernel, w.dilations[a], pads[a], pads[a + 2], to.strides[a]};
     auto weights = snap_conv_weights(ctx, snapped, label, from, onto, names, r);
     if (!weights) return weights.error();
     if (weights->exact) {  // the new window reads what the old one did: one warning, saying so

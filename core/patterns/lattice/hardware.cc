@@ -51,42 +51,60 @@ std::optional<Window> pool2d(const MatchContext& ctx, int node) {
   return window;
 }
 
+namespace {
+
+// Whether the accepted kernel runs at `stride` along an axis.
+bool takes_stride(const ConvKernel& k, int64_t stride) {
+  return std::find(k.strides.begin(), k.strides.end(), stride) != k.strides.end();
+}
+
+}  // namespace
+
 bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
   const Window& w = conv.window;
-  if (w.kernel[0] != w.kernel[1] || w.strides[0] != w.strides[1]) return false;
-  int64_t k = w.kernel[0], s = w.strides[0];
+  if (w.kernel[0] != w.kernel[1]) return false;
+  int64_t k = w.kernel[0];
   const LatticeTarget& target = lattice_target(ctx);
   bool zero_pads = std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; });
-  if (s == 2 && k == target.stride2_kernel && zero_pads) {
+  if (w.strides[0] == 2 && w.strides[1] == 2 && k == target.stride2_kernel && zero_pads) {
     int producer = ctx.view.producer(ctx.view.node(node).input(0));
     if (producer >= 0 && ctx.view.node(producer).op_type() == "Pad") return true;
   }
   if (!w.pads_known || !w.pads_symmetric_same()) return false;
+  // The strides an accepted kernel lists hold along each axis: a 3x3 at stride (2, 1) runs.
   for (const auto& accepted : target.conv_kernels) {
-    if (accepted.size == k && std::find(accepted.strides.begin(), accepted.strides.end(), s) != accepted.strides.end()) {
-      return true;
-    }
+    if (accepted.size == k && takes_stride(accepted, w.strides[0]) && takes_stride(accepted, w.strides[1])) return true;
   }
   return false;
 }
 
-SnappedConv snap_conv(const LatticeTarget& target, int64_t kernel, int64_t stride) {
+SnappedConv snap_conv(const LatticeTarget& target, int64_t kernel, std::array<int64_t, 2> strides) {
   auto nearer = [](int64_t want, int64_t a, int64_t b) {  // is a nearer to want than b (ties: smaller)?
     int64_t da = std::abs(a - want), db = std::abs(b - want);
     return da < db || (da == db && a < b);
   };
-  std::optional<int64_t> best_stride;
-  for (const auto& k : target.conv_kernels) {
-    for (int64_t s : k.strides) {
-      if (!best_stride || nearer(stride, s, *best_stride)) best_stride = s;
+  auto nearest_stride = [&](int64_t stride) {
+    std::optional<int64_t> best;
+    for (const auto& k : target.conv_kernels) {
+      for (int64_t s : k.strides) {
+        if (!best || nearer(stride, s, *best)) best = s;
+      }
     }
-  }
-  std::optional<int64_t> best_kernel;
-  for (const auto& k : target.conv_kernels) {
-    bool takes = std::find(k.strides.begin(), k.strides.end(), *best_stride) != k.strides.end();
-    if (takes && (!best_kernel || nearer(kernel, k.size, *best_kernel))) best_kernel = k.size;
-  }
-  return {*best_kernel, *best_stride};
+    return *best;
+  };
+  std::array<int64_t, 2> snapped{nearest_stride(strides[0]), nearest_stride(strides[1])};
+  auto best_kernel = [&](std::array<int64_t, 2> s) {
+    std::optional<int64_t> best;
+    for (const auto& k : target.conv_kernels) {
+      bool takes = takes_stride(k, s[0]) && takes_stride(k, s[1]);
+      if (takes && (!best || nearer(kernel, k.size, *best))) best = k.size;
+    }
+    return best;
+  };
+  if (auto k = best_kernel(snapped)) return {*k, snapped};
+  // No kernel takes both axes' strides: the larger on both, as a square stride.
+  int64_t s = nearest_stride(std::max(strides[0], strides[1]));
+  return {*best_kernel({s, s}), {s, s}};
 }
 
 Result<int64_t> needed_dim(const MatchContext& ctx, const std::string& tensor, size_t axis, std::string_view what) {

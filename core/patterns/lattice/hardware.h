@@ -1,6 +1,7 @@
 #pragma once
 // What a Lattice target's accelerator runs, and how the patterns and the audit read it: an entry
 // of the targets' table (core/patterns/lattice/targets.cc holds the values and their sources).
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -74,18 +75,21 @@ std::optional<Conv2d> conv2d(const MatchContext& ctx, int node);
 // A 2-D MaxPool or AveragePool and its window, or nullopt.
 std::optional<Window> pool2d(const MatchContext& ctx, int node);
 
-// Kernel, stride and pads of a Conv the target accepts: a square accepted kernel with an
-// accepted stride and pads k/2, or a stride-2 Conv of the target's stride2_kernel without pads
-// whose input a Pad writes (the pair LatticeStride2AsymPadConvMaxPoolPattern emits).
+// Kernel, stride and pads of a Conv the target accepts: a square accepted kernel whose stride
+// along each axis is one the kernel accepts (a 3x3 at stride (2, 1) included), with pads k/2, or
+// a stride-2 Conv of the target's stride2_kernel without pads whose input a Pad writes (the pair
+// LatticeStride2AsymPadConvMaxPoolPattern emits).
 bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv);
 
-// The accepted (kernel, stride) nearest to a Conv's: the stride first (ties to the smaller),
-// then the kernel among those accepting it (ties to the smaller) - so a 1x1 with stride 2
-// becomes a 3x3.
+// The accepted kernel and per-axis strides nearest to a Conv's: each axis's stride first (ties to
+// the smaller), then the kernel among those accepting the strides of both axes (ties to the
+// smaller) - so a 1x1 with stride 2 becomes a 3x3, and a stride (2, 1) stays (2, 1), which keeps
+// the output's height and width.
 struct SnappedConv {
-  int64_t kernel, stride;
+  int64_t kernel;
+  std::array<int64_t, 2> strides;
 };
-SnappedConv snap_conv(const LatticeTarget& target, int64_t kernel, int64_t stride);
+SnappedConv snap_conv(const LatticeTarget& target, int64_t kernel, std::array<int64_t, 2> strides);
 
 // A MaxPool of the target's form: its kernel and stride, no padding, no dilation.
 bool maxpool_canonical(const LatticeTarget& target, const Window& w);
