@@ -743,7 +743,9 @@ void evaluate(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& acc
     if (end < 0) end += rank;
     start = std::clamp<int64_t>(start, 0, rank);
     end = std::clamp<int64_t>(end, start, rank);
-    IntValue v{{end - start}, std::vector<int64_t>(x->begin() + start, x->begin() + end), {}};
+    IntValue v{{end - start},
+               std::vector<int64_t>(x->begin() + static_cast<std::ptrdiff_t>(start), x->begin() + static_cast<std::ptrdiff_t>(end)),
+               {}};
     for (auto d : v.data) v.known.push_back(d >= 0);
     if (op == "Shape") return put(out, std::move(v));
     if (!v.all_known()) return;
