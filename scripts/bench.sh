@@ -15,7 +15,8 @@
 # Node CLI's whole-process convert in the same run (the target: page <= 2x), with where the time went.
 # The repair (bench/repair.mjs) on the digits CNN and ResNet-50: time and peak memory in the Node
 # CLI and in the page, cross-origin isolated and not, against its targets (ResNet-50 <= 60 s in
-# Node, the page <= 2x Node), and where the time went layer by layer.
+# Node, the page <= 2x Node), and where the time went layer by layer. The wild models
+# (bench/wild.mjs): each one's conversion and repair time in the Node CLI beside its task figure.
 #   scripts/bench.sh [MODEL.onnx] [REPEATS] [TARGET]      CHAIN_SIZES="100 400 1600 6400 25600"
 # Every step runs or the bench stops: a failing step is named and the exit status is non-zero.
 set -euo pipefail
@@ -85,3 +86,8 @@ echo
 echo "the repair, Node CLI and page (isolated and not) side by side, on the digits CNN and ResNet-50"
 # ResNet-50's repair runs minutes in each of its three runs a repeat: at most 3 repeats.
 node "$ROOT/bench/repair.mjs" "$ROOT/build/web" "$(( repeats < 3 ? repeats : 3 ))"
+
+echo
+echo "trained models other people exported (npm packages' models on real photos and rendered text): conversion and repair time, and the task figure each gives, Node CLI"
+/usr/bin/python3 "$ROOT/tests/fixtures/make_wild.py" "$CACHE/wild"
+node "$ROOT/bench/wild.mjs" --dir "$CACHE/wild"

@@ -20,6 +20,14 @@ log "fixture zoo in $ONNX_LATTICE_ZOO"
 export ONNX_LATTICE_TRAINED="$CACHE/trained"
 log "trained models in $ONNX_LATTICE_TRAINED"
 /usr/bin/python3 "$ROOT/tests/fixtures/make_trained.py" "$ONNX_LATTICE_TRAINED"
+# The same digits, trained into the graph shapes of other exporters (tf2onnx's, paddle2onnx's).
+export ONNX_LATTICE_EXPORTERS="$CACHE/exporters"
+/usr/bin/python3 "$ROOT/tests/fixtures/make_exporters.py" "$ONNX_LATTICE_EXPORTERS"
+# Public trained models that npm packages ship, with real photos from Debian's packages and
+# rendered text (fetched once, then cached): the repair judged on models nobody here designed.
+export ONNX_LATTICE_WILD="$CACHE/wild"
+log "wild models in $ONNX_LATTICE_WILD"
+/usr/bin/python3 "$ROOT/tests/fixtures/make_wild.py" "$ONNX_LATTICE_WILD"
 
 failed=0
 log "Catch2, native"

@@ -265,8 +265,13 @@ function activations(runtime, externalData, batches, inputs, keep, timing) {
     if (model?.bytes !== bytes) {
       model = indexModel(bytes);
       model.readers = new Map();
+      // What depends on the samples: the rest (an exporter's pads computed from constants) is
+      // the same for every batch, so it is held once and given whole, never joined along axis 0.
+      model.perSample = new Set(inputs);
       for (const node of model.nodes) {
-        for (const name of [...node.inputs, ...(node.inner ?? [])]) if (name) model.readers.set(name, [...(model.readers.get(name) ?? []), node]);
+        const reads = [...node.inputs, ...(node.inner ?? [])].filter(Boolean);
+        for (const name of reads) model.readers.set(name, [...(model.readers.get(name) ?? []), node]);
+        if (reads.some((name) => model.perSample.has(name))) for (const o of node.outputs) if (o) model.perSample.add(o);
       }
     }
     return model;
@@ -295,7 +300,7 @@ function activations(runtime, externalData, batches, inputs, keep, timing) {
       const besides = [...ran].filter((n) => !final.has(n));
       const asideLive = outputsRead(besides, ran).filter((o) => !peek.includes(o));
       const part = submodel(m, given, [...new Set([...commit, ...peek, ...live, ...asideLive])]);
-      Object.assign(values, await runPart(part.bytes, part.inputs));
+      Object.assign(values, await runPart(part.bytes, part.inputs, m.perSample));
       for (const node of final) for (const o of node.outputs) if (o) done.add(o);
       for (const name of [...commit, ...live]) held.set(name, values[name]);
       letGo(m);
@@ -312,7 +317,7 @@ function activations(runtime, externalData, batches, inputs, keep, timing) {
     aside = null;
   }
   // The part's outputs on every sample, fed from the tensors held, batch by batch.
-  async function runPart(bytes, names) {
+  async function runPart(bytes, names, perSample) {
     const started = performance.now();
     const session = await runtime.session(bytes, externalData);
     const out = [];
@@ -322,7 +327,8 @@ function activations(runtime, externalData, batches, inputs, keep, timing) {
         const feeds = {};
         for (const name of names) {
           const t = held.get(name), each = t.data.length / t.dims[0];
-          feeds[name] = new runtime.Tensor(t.type, t.data.subarray(at * each, (at + size) * each), [size, ...t.dims.slice(1)]);
+          feeds[name] = perSample.has(name) ? new runtime.Tensor(t.type, t.data.subarray(at * each, (at + size) * each), [size, ...t.dims.slice(1)])
+            : new runtime.Tensor(t.type, t.data, t.dims);
         }
         const result = await session.run(feeds);
         out.push(Object.fromEntries(Object.entries(result).map(([name, t]) => [name, { type: t.type, dims: t.dims, data: t.data }])));
@@ -332,7 +338,7 @@ function activations(runtime, externalData, batches, inputs, keep, timing) {
       await session.release?.();
     }
     timing.runtime += performance.now() - started;
-    return Object.fromEntries(Object.keys(out[0]).map((name) => [name, joinTensors(out.map((o) => o[name]))]));
+    return Object.fromEntries(Object.keys(out[0]).map((name) => [name, perSample.has(name) ? joinTensors(out.map((o) => o[name])) : out[0][name]]));
   }
   return {
     run,
