@@ -76,4 +76,11 @@ for p in "${npm_needed[@]}"; do
     break
   fi
 done
+# The package test installs the packed package with --offline, as a user with no network would:
+# npm then needs its dependencies' registry entries in its cache, which `npm ci` does not keep.
+if (( want_test )); then
+  deps=$(node -e "const d = require('$ROOT/wasm/package.json').dependencies; console.log(Object.entries(d).map(([n, v]) => n + '@' + v).join(' '))")
+  # shellcheck disable=SC2086  # one word a dependency
+  npm cache add $deps --loglevel=error
+fi
 log "setup done"

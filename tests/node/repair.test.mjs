@@ -205,7 +205,7 @@ test('the plan: a stride-2 layer the rewrite put before a MaxPool reproduces the
   assert.deepEqual(left, []);
   assert.equal(layers.length, 1);
   assert.deepEqual({ target: layers[0].target, through: layers[0].through, unpooled: layers[0].unpooled, rectified: layers[0].rectified },
-    { target: 'y', through: 'Relu → MaxPool', unpooled: { kernel: [2, 2], strides: [2, 2], fine: [1, 8, 16, 16] }, rectified: true });
+    { target: 'y', through: 'Relu → MaxPool', unpooled: { kernel: [2, 2], strides: [2, 2], fine: [1, 8, 16, 16], tensor: 'c_out' }, rectified: true });
   // A pool another match made (a MaxPool snapped after the layer) is not this rewrite's: no
   // target, and the layer is listed as left with its reason.
   const other = repairPlan(original, converted, { matches: [{ id: 'LatticeMaxPool2dPattern:p', applied: true, numerically_equivalent: false, new_nodes: ['c.pool'] }, match] });
