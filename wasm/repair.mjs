@@ -437,7 +437,6 @@ export async function repairModel(runtime, module, original, converted, conversi
     if (pending) measure(value);
     const input = value(layer.input), seen = value(layer.target);
     if (!later(index, 'input').has(layer.input)) mine.release(layer.input);
-    const target = wanted.data;
     const { distance: before, pass } = compared(seen, wanted, tolerance);
     const entry = { node: layer.node, ...(layer.match_id ? { match_id: layer.match_id } : {}), target_tensor: layer.target, samples: samples.samples, before };
     // Within the check's tolerance everywhere: nothing to repair, as after a fold.
@@ -454,33 +453,26 @@ export async function repairModel(runtime, module, original, converted, conversi
     // spends its freedom where the Relu lets values through (patches.h, relaxed_targets). One
     // round: on the digits CNNs a third fit changed held-out accuracy by ±0.25 points, no better.
     const fitStarted = performance.now();
-    const fine = layer.unpooled ? unpooled(wanted, layer.unpooled) : null;
-    const fit = await module.fitLayer({
+    const fitTo = ({ data, dims }) => module.fitLayer({
       op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
-      input: { data: input.data, dims: input.dims }, target: fine ? { data: fine.data, dims: fine.dims } : { data: target, dims: wanted.dims },
-      ridge, maxRows, seed, rectified: Boolean(layer.rectified),
+      input: { data: input.data, dims: input.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
     });
-    bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
+    const write = async ({ weights, bias }) => { bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights, bias }]); };
+    const fine = layer.unpooled ? unpooled(wanted, layer.unpooled) : null;
+    const fit = await fitTo(fine ?? wanted);
+    await write(fit);
     if (fine) {
-      // A second fit through the pool: on BlazeFace's and PaddleOCR's detector's stride-2 layers
-      // it took the pool's output 3-6 % closer to the original's than the first fit alone.
+      // Through the pool (each step a run of this layer's part aside): a second fit where the
+      // first put each window's maximum (on BlazeFace's and PaddleOCR's detector's stride-2
+      // layers it took the pool's output 3-6 % closer to the original's than the first fit
+      // alone), then the bias moved by what the pool's output lies above the original's.
       const firstOut = (await mine.run(bytes, [], [layer.unpooled.tensor]))(layer.unpooled.tensor);
-      const relaxed = windowTargets(firstOut, wanted, layer.unpooled);
-      const second = await module.fitLayer({
-        op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
-        input: { data: input.data, dims: input.dims }, target: { data: relaxed.data, dims: relaxed.dims },
-        ridge, maxRows, seed, rectified: Boolean(layer.rectified),
-      });
-      Object.assign(fit, { weights: second.weights, bias: second.bias, residualAfter: second.residualAfter });
-      bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
-    }
-    if (fine) {
-      // Through the pool: its output with the new weights (a run of this layer's part aside), and
-      // the bias moved by what lies above the original's on average.
+      const second = await fitTo(windowTargets(firstOut, wanted, layer.unpooled));
+      await write(second);
       const pooledOut = (await mine.run(bytes, [], [layer.target]))(layer.target);
       const shift = poolShift(pooledOut, wanted, Boolean(layer.rectified));
-      fit.bias = Float32Array.from(fit.bias, (b, ch) => b - shift[ch]);
-      bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights: fit.weights, bias: fit.bias }]);
+      Object.assign(fit, { weights: second.weights, bias: Float32Array.from(second.bias, (b, ch) => b - shift[ch]), residualAfter: second.residualAfter });
+      await write(fit);
     }
     const fitMs = performance.now() - fitStarted;
     // Its change is measured on its output once its weights are final (later fits change only
