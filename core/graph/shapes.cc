@@ -7,6 +7,8 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -374,6 +376,41 @@ std::vector<std::string> ShapeDraft::infer(const onnx::NodeProto& node) {
 
 namespace {
 
+// A Slice's starts, ends, axes and steps: attributes before opset 10, inputs from it (read by
+// `ints`, constant or evaluated); nullopt when one is not known or their lengths differ.
+struct SliceParams {
+  std::vector<int64_t> starts, ends;
+  std::optional<std::vector<int64_t>> axes, steps;
+};
+using IntsOf = std::function<std::optional<std::vector<int64_t>>(int)>;
+std::optional<SliceParams> slice_params(const onnx::NodeProto& node, int64_t opset, const IntsOf& ints) {
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+  if (opset < 10) {
+    starts = attr::get_ints(node, "starts");
+    ends = attr::get_ints(node, "ends");
+    axes = attr::get_ints(node, "axes");
+  } else {
+    starts = ints(1);
+    ends = ints(2);
+    if (node.input_size() > 3 && !node.input(3).empty() && !(axes = ints(3))) return std::nullopt;
+    if (node.input_size() > 4 && !node.input(4).empty() && !(steps = ints(4))) return std::nullopt;
+  }
+  if (!starts || !ends || starts->size() != ends->size() || (axes && axes->size() != starts->size()) ||
+      (steps && steps->size() != starts->size())) {
+    return std::nullopt;
+  }
+  return SliceParams{std::move(*starts), std::move(*ends), std::move(axes), std::move(steps)};
+}
+
+// ONNX's clamping of a Slice's start and end along an axis of `n` elements, for a nonzero step:
+// {the first index taken, the bound it runs to (exclusive)}.
+std::pair<int64_t, int64_t> clamped_slice(int64_t n, int64_t start, int64_t end, int64_t step) {
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  if (step > 0) return {std::clamp<int64_t>(start, 0, n), std::clamp<int64_t>(end, 0, n)};
+  return {std::clamp<int64_t>(start, 0, n - 1), std::clamp<int64_t>(end, -1, n - 1)};
+}
+
 void infer_shape(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess& access) {
   if (!is_default_domain(node.domain())) return;
   const std::string& op = node.op_type();
@@ -602,46 +639,26 @@ void infer_shape(const onnx::NodeProto& node, int64_t opset_, const ShapeAccess&
     }
   } else if (op == "Slice") {
     if (!x) return;
-    // starts, ends, axes and steps: attributes before opset 10, inputs (constant or evaluated) from it.
-    std::optional<std::vector<int64_t>> starts, ends, axes, steps;
-    if (opset_ < 10) {
-      starts = attr::get_ints(node, "starts");
-      ends = attr::get_ints(node, "ends");
-      axes = attr::get_ints(node, "axes");
-    } else {
-      starts = ints_of(1);
-      ends = ints_of(2);
-      if (node.input_size() > 3 && !node.input(3).empty() && !(axes = ints_of(3))) return;
-      if (node.input_size() > 4 && !node.input(4).empty() && !(steps = ints_of(4))) return;
-    }
-    if (!starts || !ends || starts->size() != ends->size() || (axes && axes->size() != starts->size()) ||
-        (steps && steps->size() != starts->size())) {
-      return;
-    }
+    auto p = slice_params(node, opset_, ints_of);
+    if (!p) return;
     Shape s = *x;
     auto rank = static_cast<int64_t>(s.size());
-    for (size_t i = 0; i < starts->size(); ++i) {
-      int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
+    for (size_t i = 0; i < p->starts.size(); ++i) {
+      int64_t axis = p->axes ? (*p->axes)[i] : static_cast<int64_t>(i);
       if (axis < 0) axis += rank;
       if (axis < 0 || axis >= rank) return;
-      int64_t step = steps ? (*steps)[i] : 1;
+      int64_t step = p->steps ? (*p->steps)[i] : 1;
       if (step == 0) return;
       int64_t& d = s[static_cast<size_t>(axis)];
-      int64_t start = (*starts)[i], end = (*ends)[i];
       if (d < 0) {
         // A size not known as a number stays itself only under a slice that takes all of it.
-        if (!(step == 1 && start == 0 && end == std::numeric_limits<int64_t>::max())) d = -1;
+        if (!(step == 1 && p->starts[i] == 0 && p->ends[i] == std::numeric_limits<int64_t>::max())) d = -1;
         continue;
       }
-      if (start < 0) start += d;
-      if (end < 0) end += d;
+      auto [start, end] = clamped_slice(d, p->starts[i], p->ends[i], step);
       if (step > 0) {
-        start = std::clamp<int64_t>(start, 0, d);
-        end = std::clamp<int64_t>(end, 0, d);
         d = end > start ? 1 + (end - start - 1) / step : 0;
       } else {
-        start = std::clamp<int64_t>(start, 0, d - 1);
-        end = std::clamp<int64_t>(end, -1, d - 1);
         // -step would overflow at INT64_MIN; any step below -d takes one element.
         d = start > end ? (step < -d ? 1 : 1 + (start - end - 1) / -step) : 0;
       }
@@ -688,16 +705,7 @@ std::optional<std::vector<int64_t>> known_ints(const onnx::NodeProto& node, int 
 // nonzero step).
 std::optional<std::vector<size_t>> slice_1d(size_t size, int64_t start, int64_t end, int64_t step) {
   if (step == 0) return std::nullopt;
-  auto n = static_cast<int64_t>(size);
-  if (start < 0) start += n;
-  if (end < 0) end += n;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, n);
-    end = std::clamp<int64_t>(end, 0, n);
-  } else {
-    start = std::clamp<int64_t>(start, 0, n - 1);
-    end = std::clamp<int64_t>(end, -1, n - 1);
-  }
+  std::tie(start, end) = clamped_slice(static_cast<int64_t>(size), start, end, step);
   std::vector<size_t> out;
   for (int64_t i = start; step > 0 ? i < end : i > end;) {
     out.push_back(static_cast<size_t>(i));
@@ -819,20 +827,10 @@ void evaluate(const onnx::NodeProto& node, int64_t opset, const ShapeAccess& acc
   } else if (op == "Slice") {
     auto v = int_input(node, 0, access);
     if (!v || v->dims.size() != 1) return;
-    std::optional<std::vector<int64_t>> starts, ends, axes, steps;
-    if (opset < 10) {
-      starts = attr::get_ints(node, "starts");
-      ends = attr::get_ints(node, "ends");
-      axes = attr::get_ints(node, "axes");
-    } else {
-      starts = known_ints(node, 1, access);
-      ends = known_ints(node, 2, access);
-      if (node.input_size() > 3 && !node.input(3).empty() && !(axes = known_ints(node, 3, access))) return;
-      if (node.input_size() > 4 && !node.input(4).empty() && !(steps = known_ints(node, 4, access))) return;
-    }
-    if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return;
-    if ((axes && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) || (steps && steps->size() != 1)) return;
-    if (auto indices = slice_1d(v->data.size(), (*starts)[0], (*ends)[0], steps ? (*steps)[0] : 1)) {
+    auto p = slice_params(node, opset, [&](int i) { return known_ints(node, i, access); });
+    if (!p || p->starts.size() != 1) return;
+    if ((p->axes && (*p->axes)[0] != 0 && (*p->axes)[0] != -1)) return;
+    if (auto indices = slice_1d(v->data.size(), p->starts[0], p->ends[0], p->steps ? (*p->steps)[0] : 1)) {
       put(out, pick(*v, *indices));
     }
   } else if (op == "Gather") {
