@@ -9,11 +9,14 @@
 //              on every core) and, for the threads' worth, not (one thread); the repair's time is
 //              its report's, the press to the result the page's own figure; Chromium's processes'
 //              resident size sampled every 500 ms (a comparison between runs, not an absolute figure)
+// Trained models other people exported (tests/fixtures/make_wild.py's, the static ones: BlazeFace,
+// M-LSD) on their calibration samples, by name, the same way.
 // Medians of REPEATS, alternating Node and page runs so both see the same machine; the ratios
 // page / Node, the targets (ResNet-50's repair <= 60 s in Node; the page's <= 2x Node's), and
 // where the time went, layer by layer: onnxruntime's sessions and runs against the fit (the fit
 // and the new weights written into the model), with each layer's fit size (P features, rows).
-//   node bench/repair.mjs SITE_DIR REPEATS [digits] [resnet50]      (default: both)
+//   node bench/repair.mjs SITE_DIR REPEATS [digits] [resnet50] [blazeface] [mlsd]
+//        (default: digits and resnet50)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -33,7 +36,8 @@ const PAGE_RATIO = 2;
 
 const [site, repeatsArg, ...named] = process.argv.slice(2);
 const repeats = Number(repeatsArg);
-const known = ['digits', 'resnet50'];
+const WILD = ['blazeface', 'mlsd'];
+const known = ['digits', 'resnet50', ...WILD];
 if (!site || !(repeats >= 1) || named.some((n) => !known.includes(n))) {
   console.error(`usage: node bench/repair.mjs SITE_DIR REPEATS [${known.join('] [')}]`);
   process.exit(2);
@@ -73,7 +77,7 @@ function generatedImages(count, channels, size, seed = 1) {
 
 function models() {
   const list = [];
-  const wanted = named.length ? named : known;
+  const wanted = named.length ? named : ['digits', 'resnet50'];
   if (wanted.includes('digits')) {
     const dir = join(CACHE, 'trained');
     if (!existsSync(join(dir, 'digits.onnx'))) execFileSync('/usr/bin/python3', [join(ROOT, 'tests/fixtures/make_trained.py'), dir], { stdio: 'inherit' });
@@ -89,6 +93,12 @@ function models() {
       writeNpy(calibration, generatedImages(85, 3, 224), [85, 3, 224, 224]);
     }
     list.push({ name: 'ResNet-50', model, calibration, samples: 85, target: NODE_TARGET_MS });
+  }
+  const wild = process.env.ONNX_LATTICE_WILD ?? join(CACHE, 'wild');
+  for (const name of WILD.filter((n) => wanted.includes(n))) {
+    if (!existsSync(join(wild, 'manifest.json'))) execFileSync('/usr/bin/python3', [join(ROOT, 'tests/fixtures/make_wild.py'), wild], { stdio: 'inherit' });
+    const entry = JSON.parse(readFileSync(join(wild, 'manifest.json'), 'utf8')).models[name];
+    list.push({ name: `${name} (${entry.package})`, model: join(wild, entry.path), calibration: join(wild, entry.calibration.path), samples: entry.calibration.count });
   }
   return list;
 }
@@ -205,8 +215,14 @@ try {
     console.log(`  all runs, repair: Node ${node.map((r) => s(r.report.repair.time_ms)).join(' ')}; page isolated ${isolated.map((r) => s(r.report.repair.time_ms)).join(' ')}; ` +
       `page one thread ${single.map((r) => s(r.report.repair.time_ms)).join(' ')}`);
     const layersRefitted = node[0].report.repair.layers.filter((l) => l.refitted).length;
+    // The check's first figure of the first output: top-1 agreement, or the task's (a detector's).
+    const agreement = (r) => {
+      const t = r.report.check.converted.outputs.find((o) => o.task)?.task;
+      const [name, figure] = Object.entries(t ?? {}).find(([k]) => /_(agreement|iou)$/.test(k)) ?? ['no task figure', NaN];
+      return `${(100 * figure).toFixed(1)} % (${name})`;
+    };
     console.log(`  ${layersRefitted} of ${node[0].report.repair.layers.length} layers refitted; held-out agreement after the repair: Node ` +
-      `${(100 * node[0].report.check.converted.outputs[0].top1_agreement).toFixed(1)} %, page ${(100 * isolated[0].report.check.converted.outputs[0].top1_agreement).toFixed(1)} %`);
+      `${agreement(node[0])}, page ${agreement(isolated[0])}`);
     const middle = (runs) => runs.find((r) => r.report.repair.time_ms === repairMs(runs));
     whereTheTimeWent('Node, the median run', middle(node).report.repair, features);
     whereTheTimeWent('page isolated, the median run', middle(isolated).report.repair, features);

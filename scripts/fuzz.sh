@@ -15,7 +15,7 @@ build=$ROOT/build/fuzz
 log "building the fuzzer (clang, libFuzzer + ASan + UBSan) in $build"
 cmake -S "$ROOT" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DONNX_ML_PROTO="$CACHE/onnx/onnx-ml.proto" -DONNX_LATTICE_FUZZ=ON -DONNX_LATTICE_TESTS=OFF \
-  -DONNX_LATTICE_WERROR=OFF >/dev/null
+  -DONNX_LATTICE_WERROR=OFF "${COMPILER_CACHE[@]}" >/dev/null
 cmake --build "$build" --target onnx_lattice_fuzzer -j"$(nproc)" >/dev/null
 
 # Seeds: every committed fixture, the crafted ones, and the fuzz seeds and past findings.

@@ -12,7 +12,7 @@ want_test=0 want_fuzz=0
 [[ "${1:-}" == "--test" ]] && want_test=1 want_fuzz=1
 [[ "${1:-}" == "--fuzz" ]] && want_fuzz=1
 
-apt_packages=(emscripten protobuf-compiler libprotobuf-dev libfmt-dev catch2 cmake make g++ pkg-config)
+apt_packages=(emscripten protobuf-compiler libprotobuf-dev libfmt-dev catch2 cmake make g++ pkg-config ccache)
 (( want_test )) && apt_packages+=(chromium python3-torch python3-torchvision python3-onnx python3-numpy python3-pil python3-sklearn)  # python3-pil is python3-PIL's module PIL (Pillow)
 (( want_fuzz )) && apt_packages+=(clang libclang-rt-dev)
 

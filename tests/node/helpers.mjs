@@ -48,11 +48,3 @@ export function numpyValues(npy, TypedArray, dir) {
   const bytes = readFileSync(out);
   return new TypedArray(bytes.buffer, bytes.byteOffset, bytes.byteLength / TypedArray.BYTES_PER_ELEMENT);
 }
-
-// The layers whose output grid a snap of their kernel or pads changed (the conversion's report
-// warns "... changes shape from ... to ..."): no later tensor of the original has their shape,
-// so a repair can only leave them and what follows on that grid.
-export function regriddedLayers(report) {
-  const warned = report.warnings.filter((w) => w.match_id?.startsWith('LatticeConv2dPattern:') && / changes shape from /.test(w.message));
-  return new Set(warned.map((w) => w.match_id.slice(w.match_id.indexOf(':') + 1)));
-}

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { CLIS, regriddedLayers, scratch } from './helpers.mjs';
+import { CLIS, scratch } from './helpers.mjs';
 import { taskFigure } from './wild_tasks.mjs';
 
 const WILD = process.env.ONNX_LATTICE_WILD ?? join(process.env.ONNX_LATTICE_CACHE ?? join(process.env.HOME, '.cache/onnx-lattice'), 'wild');
@@ -24,10 +24,10 @@ const FLOORS = {
   ocr_cls: 0.9,
   ocr_det: 0.8,
   ocr_rec: 0.7,
-  // Two of its stride-2 layers keep a grid one row wider than the original's after their pads
-  // are snapped, so the layers after them are left: the repair still runs through the model's
-  // computed pads (held once, not per sample) and improves on the conversion.
-  mlsd: 0.1,
+  // Its stem's stride-2 rewrite moves every line-centre by up to a pixel, which no layer's linear
+  // refit takes back (docs/repair.md): the repair runs through the model's computed pads (held
+  // once, not per sample), refits every layer and improves on the conversion.
+  mlsd: 0.25,
 };
 
 async function figure(name, entry, candidate) {
@@ -56,10 +56,8 @@ for (const [name, entry] of Object.entries(manifest.models)) {
     const repaired = convert(name, entry, ['--repair', '--calibration', join(WILD, entry.calibration.path)]);
     const { repair } = repaired.report;
     assert.ok(repair.layers.some((l) => l.refitted));
-    // Every stride-2 layer the rewrite put before a MaxPool is refitted through the pool, unless
-    // a snap of its pads then changed its grid (M-LSD's: no tensor of the original to reach).
-    const regridded = regriddedLayers(repaired.report);
-    for (const m of repaired.report.matches.filter((x) => x.applied && x.pattern === 'LatticeStride2ConvBnReLUPattern' && !regridded.has(x.id.slice(x.id.indexOf(':') + 1)))) {
+    // Every stride-2 layer the rewrite put before a MaxPool is refitted through the pool.
+    for (const m of repaired.report.matches.filter((x) => x.applied && x.pattern === 'LatticeStride2ConvBnReLUPattern')) {
       const layer = repair.layers.find((l) => l.match_id === m.id);
       assert.ok(layer?.refitted, `${m.id} is refitted (left: ${JSON.stringify(repair.left.find((l) => l.match_id === m.id))})`);
     }

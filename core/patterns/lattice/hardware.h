@@ -81,6 +81,10 @@ std::optional<Window> pool2d(const MatchContext& ctx, int node);
 // LatticeStride2AsymPadConvMaxPoolPattern emits).
 bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv);
 
+// Whether a Conv is that Pad -> Conv(stride2_kernel, stride 2, pads 0) pair: the form tf2onnx
+// writes for TensorFlow's SAME padding, which the target runs as it is.
+bool padded_stride2_pair(const MatchContext& ctx, int node, const Conv2d& conv);
+
 // The accepted kernel and per-axis strides nearest to a Conv's: each axis's stride first (ties to
 // the smaller), then the kernel among those accepting the strides of both axes (ties to the
 // smaller) - so a 1x1 with stride 2 becomes a 3x3, and a stride (2, 1) stays (2, 1), which keeps

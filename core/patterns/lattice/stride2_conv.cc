@@ -31,9 +31,13 @@ bool followed_by_maxpool(const MatchContext& ctx, int conv) {
   return false;
 }
 
+// A Pad -> Conv(3x3, stride 2, pads 0) pair is left as it is: the target runs it, and at stride 1
+// the Conv's pads would snap to k/2 on top of the Pad's, one row and column more than the
+// original's grid, which no later layer's refit could then reach.
 bool is_stride2_conv(const MatchContext& ctx, int node) {
   auto conv = conv2d(ctx, node);
-  return conv && conv->window.strides[0] == 2 && conv->window.strides[1] == 2 && !followed_by_maxpool(ctx, node);
+  return conv && conv->window.strides[0] == 2 && conv->window.strides[1] == 2 && !followed_by_maxpool(ctx, node) &&
+         !padded_stride2_pair(ctx, node, *conv);
 }
 
 // Stride-1 pads that keep the size, for a Conv whose auto_pad asked for SAME.
@@ -85,7 +89,8 @@ const Pattern& stride2_conv_bn_relu_pattern() {
       .name = "LatticeStride2ConvBnReLUPattern",
       .phase = Phase::kConversion,
       .numerically_equivalent = false,
-      .matches = "Conv stride 2 -> [BatchNormalization] -> [Relu], with no MaxPool after the chain",
+      .matches = "Conv stride 2 -> [BatchNormalization] -> [Relu], with no MaxPool after the chain (a Pad -> "
+                 "Conv(3x3, stride 2, pads 0) pair, which the target runs, is left as it is)",
       .emits = "the chain with the Conv at stride 1 (weights kept), then MaxPool(2x2, stride 2, pads 0, ceil_mode 1)",
       .chain = {Step{{"Conv"}, is_stride2_conv, false}, Step{{"BatchNormalization"}, {}, true},
                 Step{{"Relu"}, {}, true}},
