@@ -120,6 +120,13 @@ std::vector<OptionRow> make_rows() {
       {kMapThreshold, "--map-threshold", "", "T", "a value", "mapThreshold", V::kOther, "number", "0.3", {},
        "a probability map's pixels above T count as marked, for its IoU (0 to 1; default {default})", kCheckFlagCommands,
        kCheckShells, "check.outputs.task.threshold"},
+      {kMinAgreement, "--min-agreement", "", "P", "a value", "minAgreement", V::kOther, "number", "", {},
+       "gate: exit 6 unless every output with a task figure agrees with the original's on a share >= P of the "
+       "samples (top-1, map IoU, detections, sequences; 0 to 1)",
+       kCheckFlagCommands, kCheckShells, "check.gate.min_agreement"},
+      {kMinAccuracy, "--min-accuracy", "", "P", "a value", "minAccuracy", V::kOther, "number", "", {},
+       "gate: exit 6 unless the model's accuracy on the labelled samples is >= P (0 to 1)", kCheckFlagCommands,
+       kCheckShells, "check.gate.min_accuracy"},
       {kImageResize, "--image-resize", "", "stretch|pad", "a value", "preprocessing.resize", V::kOther,
        "'stretch' | 'pad'", "stretch", {"stretch", "pad"},
        "images to the input's H×W: stretched (default) or aspect kept, zero-padded", kCheckFlagCommands | kRepairCall,

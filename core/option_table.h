@@ -20,7 +20,7 @@ enum class OptionId {
   kTarget, kFixedPoint, kFoldBatchNorm, kNoFoldBatchNorm, kSnapWeights, kOnly, kSkip, kSkipMatches, kInputShapes,
   kCheck, kRepair, kCalibration, kFpqTwin,
   kLayerwise, kSeed, kInputRange, kRtol, kAtol, kInputs, kLabels, kImageResize, kImageScale, kImageOrder, kCheckShape,
-  kSimulate, kMapThreshold, kEndOfFlags, kHelp,
+  kSimulate, kMapThreshold, kMinAgreement, kMinAccuracy, kEndOfFlags, kHelp,
   // The Node API's alone: how a call is made, not what the conversion does.
   kIgnoreUnknownSkips, kDescribe, kResolver, kDataFile, kOutputStem, kHeld, kOnConverted, kChannelRanges, kOnProgress,
   kSignal,

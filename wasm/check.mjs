@@ -17,6 +17,23 @@ export const CHECK_SCHEMA = 'onnx-lattice-check/1';
 export const DEFAULT_TOLERANCE = Object.freeze({ rtol: 1e-4, atol: 1e-5 });
 export const DEFAULT_INPUT_RANGE = Object.freeze([-1, 1]);
 export const DEFAULT_SEED = 0;
+// The seeded random inputs a fit draws (a repair's, a range fit's) come from a stream of their own,
+// the check's seed mixed with this constant: a check after a fit on random inputs, with the same
+// seed, never feeds a sample the fit saw (which made a repair pass its own training data).
+const FIT_STREAM = 0x5bd1e995;
+export const fitSeed = (seed) => (seed ^ FIT_STREAM) >>> 0;
+
+// Without calibration data, a fit draws FIT_SAMPLES seeded random inputs in `inputRange` at the
+// check's sizes (inputShapes; every dynamic dimension but the batch given), from the fits' stream,
+// recorded as drawn. `description`: the model's.
+export const FIT_SAMPLES = 32;
+export function randomFitSamples(description, { seed = DEFAULT_SEED, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {} } = {}) {
+  const sized = feedShapes(description, inputShapes);
+  const shapes = Object.fromEntries(Object.entries(sized).map(([name, dims]) => [name, [FIT_SAMPLES, ...dims.slice(1)]]));
+  const drawn = fitSeed(seed);
+  const feeds = inputFeeds(description, { seed: drawn, inputRange, inputShapes: shapes });
+  return { feeds, samples: FIT_SAMPLES, source: `${FIT_SAMPLES} random inputs in [${inputRange.join(', ')})`, random: true, seed: drawn };
+}
 
 // The code of every error the check throws for a caller's mistake (bad options, an unpinned
 // dimension, models whose inputs differ); failures of a model to load or run are reported in the
@@ -655,7 +672,8 @@ export async function checkCandidates(runtime, original, candidates, options = {
   const timings = { load: 0, run: 0 };
   const inputs = inputsRecord(given, feeds, batches, seed, inputRange);
   const reports = candidates.map((c) => ({
-    schema: CHECK_SCHEMA, runtime: { name: runtime.name, version: runtime.version }, seed, input_range: inputRange, inputs,
+    // The seed and range say what was fed only when the inputs were drawn, not read.
+    schema: CHECK_SCHEMA, runtime: { name: runtime.name, version: runtime.version }, ...(given ? {} : { seed, input_range: inputRange }), inputs,
     tolerance: c.scaleAtol ? { ...tolerance, scaled: true } : tolerance, pass: false, outputs: [], timings_ms: { ...timings },
   }));
   const steps = candidates.length + 1;
@@ -804,9 +822,9 @@ export function figure(x, digits = 2) {
 
 // A check's verdict in words, one line per output (the CLI's summary and the page's): `kind` is
 // 'fold_only' (must pass), 'converted' (the Lattice rewrites change outputs by design),
-// 'repaired' (a converted model after its repair) or 'fpq'. An inconclusive comparison says why
-// first.
-export function verdict(check, kind) {
+// 'repaired' (a converted model after its repair, whose report is `repair`) or 'fpq'. An
+// inconclusive comparison says why first.
+export function verdict(check, kind, repair) {
   if (check.error) return [check.error];
   const inconclusive = (check.inconclusive ?? []).map((reason) => `inconclusive: ${reason}: check at sizes (or on samples) where it varies`);
   if (kind === 'fold_only') {
@@ -818,9 +836,13 @@ export function verdict(check, kind) {
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
   if (kind === 'fpq') return fpqLines(check);
+  // A repair fitted on random inputs and checked on others: no figure here can judge it.
+  const blind = kind === 'repaired' && repair?.data?.seed !== undefined && !onSamples(check.inputs)
+    ? [`the repair fitted ${repair.data.source} and this check fed random inputs too (drawn apart from them): neither says whether the repaired model still does its task; repair from your samples and check on others`]
+    : [];
   // On samples an output's task figures come first: they say whether the model still does its
   // job. On random inputs they say nothing of the task, and come after the distance, said so.
-  return [...inconclusive, ...check.outputs.flatMap((o) => {
+  return [...blind, ...inconclusive, ...check.outputs.flatMap((o) => {
     const task = o.task?.samples ? [taskLine(o, check.inputs)] : [];
     const distance = distanceLine(o, kind === 'repaired', check.inputs);
     return onSamples(check.inputs) ? [...task, distance] : [distance, ...task];
@@ -897,6 +919,54 @@ export function percent(share) {
 
 // Whether the check ran on the user's samples (not seeded random inputs).
 const onSamples = (inputs) => Boolean(inputs?.source && inputs.source !== 'random');
+
+// The figure of each task kind a gate reads: whether the candidate decides as the original does.
+const GATED_FIGURE = { classes: 'top1_agreement', map: 'mean_iou', anchors: 'decision_agreement', sequence: 'sequence_agreement' };
+export const GATE_KEYS = ['minAgreement', 'minAccuracy'];
+
+// What is wrong with a gate's options ('' when nothing): shares from 0 to 1, and samples to judge
+// on (random inputs say nothing of a task). `samples`: whether the check will have any.
+export function gateOptionsError(options, samples) {
+  for (const key of GATE_KEYS) {
+    const p = options[key];
+    if (p !== undefined && !(typeof p === 'number' && p >= 0 && p <= 1)) return `options.${key} must be a share from 0 to 1 (0.95 for 95 %)`;
+  }
+  if (GATE_KEYS.some((key) => options[key] !== undefined) && !samples) return 'a gate (minAgreement, minAccuracy) judges your samples: give options.inputs';
+  return '';
+}
+
+// The gate a CI job sets on a check (minAgreement, minAccuracy: --min-agreement, --min-accuracy),
+// or null when none: every output with a task figure agrees with the original's on at least that
+// share of the samples, and the candidate's accuracy on labelled samples is at least that. What
+// cannot be judged (random inputs, no task figure, no labels, a model that did not run) is below it.
+export function gateOf(check, { minAgreement, minAccuracy } = {}) {
+  if (minAgreement === undefined && minAccuracy === undefined) return null;
+  const below = [];
+  if (check.error) below.push(check.error);
+  else if (!onSamples(check.inputs)) below.push('random inputs say nothing of the task: give your samples');
+  else {
+    if (minAgreement !== undefined) {
+      const tasks = check.outputs.filter((o) => o.task?.samples);
+      if (!tasks.length) below.push('no output has a task figure (class scores, a map, anchor scores, a CTC sequence) to gate on');
+      for (const o of tasks) {
+        const name = GATED_FIGURE[o.task.kind], value = o.task[name];
+        if (!(value >= minAgreement)) below.push(`output '${o.name}': ${name} ${percent(value)} < ${percent(minAgreement)}`);
+      }
+    }
+    if (minAccuracy !== undefined) {
+      const labelled = check.outputs.filter((o) => o.accuracy);
+      if (!labelled.length) below.push('no output has an accuracy: the samples came without labels');
+      for (const o of labelled) if (!(o.accuracy.candidate >= minAccuracy)) below.push(`output '${o.name}': accuracy ${percent(o.accuracy.candidate)} < ${percent(minAccuracy)}`);
+    }
+  }
+  return { ...(minAgreement !== undefined ? { min_agreement: minAgreement } : {}), ...(minAccuracy !== undefined ? { min_accuracy: minAccuracy } : {}), pass: !below.length, below };
+}
+
+// The gate in one line: passed, or what is below it.
+export function gateLine(gate) {
+  const asked = [gate.min_agreement !== undefined && `agreement ≥ ${percent(gate.min_agreement)}`, gate.min_accuracy !== undefined && `accuracy ≥ ${percent(gate.min_accuracy)}`].filter(Boolean).join(', ');
+  return gate.pass ? `gate passed (${asked})` : `gate FAILED (${asked}): ${gate.below.join('; ')}`;
+}
 
 // What the task figures were taken on, in words: "400 samples of heldout.npz", "1 random input".
 function onText(samples, inputs) {

@@ -5,14 +5,15 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
-import { fedText, figure as shortFigure, finiteForJson, introducesNonFinite, percent, taskCell, verdict } from './check.mjs';
+import { fedText, figure as shortFigure, finiteForJson, gateLine, introducesNonFinite, percent, taskCell, verdict } from './check.mjs';
 import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { runCheck } from './check_node.mjs';
 import { rangeFitLines } from './range_fit.mjs';
 import { fixedPointRepairText, refittedText } from './repair.mjs';
 
 // 5: a comparison that could not have shown a change (check.mjs, compareRuns): neither a pass nor a failure.
-const EXIT = { ok: 0, failed: 1, usage: 2, inconclusive: 5 };
+// 6: below the gate a CI job set (--min-agreement, --min-accuracy), whatever the distances.
+const EXIT = { ok: 0, failed: 1, usage: 2, inconclusive: 5, belowGate: 6 };
 
 // Three significant digits: a terminal line is read closer than the page's table.
 const figure = (x) => shortFigure(x, 3);
@@ -43,8 +44,10 @@ export function formatCheck(check, original, candidate) {
     }
   }
   for (const reason of check.inconclusive ?? []) lines.push(`  inconclusive: ${reason}`);
-  lines.push(check.verdict === 'inconclusive' ? 'check INCONCLUSIVE: it could not have shown a change; check at sizes (or on samples) where the outputs vary'
-    : check.pass ? 'check passed' : 'check FAILED');
+  // With a gate the gate decides; the distances above are what it decided on.
+  lines.push(check.gate ? `check: ${gateLine(check.gate)}`
+    : check.verdict === 'inconclusive' ? 'check INCONCLUSIVE: it could not have shown a change; check at sizes (or on samples) where the outputs vary'
+      : check.pass ? 'check passed' : 'check FAILED');
   return `${lines.join('\n')}\n`;
 }
 
@@ -101,6 +104,10 @@ const cliMessage = (e) => (e.missing ? missingSizesMessage(e.missing, 'cli') : e
 
 // The exit status of a comparison: passed, inconclusive, or failed.
 const statusOf = (check) => (check.verdict === 'inconclusive' ? EXIT.inconclusive : check.pass ? EXIT.ok : EXIT.failed);
+// The exit status of a candidate's check under a gate, the same for `check` and `convert --check`:
+// a model that does not run, or gives NaN or infinity the original does not, fails (1); below
+// the gate, 6; else 0. Null without a gate.
+const gateStatus = (check) => (!check.gate ? null : check.error || introducesNonFinite(check) ? EXIT.failed : check.gate.pass ? EXIT.ok : EXIT.belowGate);
 
 // Runs a request from the core; returns the exit status. `host` prints ({out, err}).
 export async function runCheckRequest(request, host) {
@@ -116,7 +123,7 @@ export async function runCheckRequest(request, host) {
       host.out(request.json ? `${JSON.stringify(finiteForJson(fpq ? { ...report, fpq } : report))}\n`
         : formatCheck(report, request.original, request.candidate) + (fpq ? verdict(fpq, 'fpq').map((l) => `fpq: ${l}\n`).join('') : ''));
       // The twin differs from the float model by design: its comparison is reported, not failed.
-      return statusOf(report);
+      return gateStatus(report) ?? statusOf(report);
     }
     // convert --check / --repair: the converted model (repaired first) and the fold-only twin,
     // each against the input.
@@ -170,8 +177,8 @@ export async function runCheckRequest(request, host) {
     if (request.report_path) writeReport(request.report_path, conversion, host.out);
     if (request.report_path !== '-') {
       const lines = [...(result.repair ? repairLines(result.repair) : []), ...(result.rangeFit ? rangeFitLines(result.rangeFit) : []),
-        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, result.repair ? 'repaired' : 'converted'), ...(fpq ? verdict(fpq, 'fpq') : []),
-          ...(converted.inputs ? [`fed ${fedText(converted)}`] : [])].map((l) => `check: ${l}`) : [])];
+        ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, result.repair ? 'repaired' : 'converted', result.repair), ...(fpq ? verdict(fpq, 'fpq') : []),
+          ...(converted.inputs ? [`fed ${fedText(converted)}`] : []), ...(converted.gate ? [gateLine(converted.gate)] : [])].map((l) => `check: ${l}`) : [])];
       host.out(lines.map((l) => `${l}\n`).join(''));
     }
     if (!request.check) return EXIT.ok;
@@ -179,6 +186,7 @@ export async function runCheckRequest(request, host) {
     // infinity the original does not, or folds that are not exact, fail the conversion's check.
     const broken = converted.error || introducesNonFinite(converted) || statusOf(twin) === EXIT.failed;
     if (broken) return EXIT.failed;
+    if (converted.gate) return gateStatus(converted);
     return [twin, converted].some((c) => c.verdict === 'inconclusive') ? EXIT.inconclusive : EXIT.ok;
   } catch (e) {
     return fail(e);

@@ -3,6 +3,8 @@
 // optional peer dependency, so the caller's event loop never waits for the runtime.
 import { Worker } from 'node:worker_threads';
 
+import { GATE_KEYS, gateOf, gateOptionsError } from './check.mjs';
+
 const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
 
 // A model as the worker reads it: a path (its data files beside it), or bytes with the data files
@@ -26,7 +28,7 @@ function sourceOf(model, label) {
 
 // The keys check() and repair() take: tests/node/options.test.mjs holds them to the option table.
 export const CHECK_KEYS = ['seed', 'inputRange', 'rtol', 'atol', 'scaleAtol', 'inputShapes', 'inputValues', 'layerwise', 'conversion', 'onProgress',
-  'inputs', 'labels', 'preprocessing', 'signal', 'simulate', 'mapThreshold'];
+  'inputs', 'labels', 'preprocessing', 'signal', 'simulate', 'mapThreshold', ...GATE_KEYS];
 // The repair's own (repair()), beside the check's that shape its samples.
 export const REPAIR_KEYS = ['calibration', 'ridge', 'maxRows', 'refitAbove', 'seed', 'inputRange', 'inputShapes', 'preprocessing', 'rtol', 'atol', 'conversion', 'onProgress', 'signal'];
 
@@ -44,6 +46,8 @@ export function runCheck({ original, candidate, twin = false, repair, rangeFit }
   if (rest.simulate !== undefined && rest.simulate !== 'fpq') {
     return Promise.reject(coded(`options.simulate takes 'fpq' (Lattice FPQ's fixed point), not ${JSON.stringify(rest.simulate)}`, 'ERR_ONNX_LATTICE_OPTIONS'));
   }
+  const gateError = gateOptionsError(rest, rest.inputs !== undefined || (repair?.check && repair.calibration.length > 0));
+  if (gateError) return Promise.reject(coded(gateError, 'ERR_ONNX_LATTICE_OPTIONS'));
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     return Promise.reject(coded('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS'));
   }
@@ -66,7 +70,12 @@ export function runCheck({ original, candidate, twin = false, repair, rangeFit }
     let settled = false;
     worker.on('message', (m) => {
       if (m.type === 'progress') onProgress?.({ stage: m.stage, fraction: m.fraction });
-      else if (m.type === 'result') { settled = true; resolve(m); }
+      else if (m.type === 'result') {
+        settled = true;
+        const gate = m.report && gateOf(m.report, rest);
+        if (gate) m.report.gate = gate;
+        resolve(m);
+      }
       else if (m.type === 'error') { settled = true; reject(coded(m.message, m.code, { ...(m.path ? { path: m.path, errno: m.errno } : {}), ...(m.missing ? { missing: m.missing } : {}) })); }
     });
     worker.on('error', (e) => { if (!settled) { settled = true; reject(coded(`the check stopped: ${e.message}`, 'ERR_ONNX_LATTICE_CHECK')); } });

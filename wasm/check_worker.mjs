@@ -9,10 +9,10 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, twinOptions } from './check.mjs';
+import { checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, randomFitSamples, twinOptions } from './check.mjs';
 import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
-import { holdOut, joinSamples, randomSamples, repairModel } from './repair.mjs';
+import { holdOut, joinSamples, repairModel } from './repair.mjs';
 
 const post = (message) => parentPort.postMessage(message);
 // Whether two sample sources are the same: paths resolved, anything else (tensors, bytes) by identity.
@@ -150,7 +150,7 @@ try {
     onProgress('reading the calibration samples', 0);
     const given = [];
     for (const source of repair.calibration) given.push(await read(source));
-    const calibration = given.length ? joinSamples(given) : randomSamples(reference.description, rest);
+    const calibration = given.length ? joinSamples(given) : randomFitSamples(reference.description, rest);
     // Without samples of its own, the check takes the calibration's last quarter, which the fit
     // does not see: a figure on the samples a fit was made on would flatter it.
     let fit = calibration;

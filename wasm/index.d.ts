@@ -353,6 +353,12 @@ export interface CheckOptions {
   /** A probability map's pixel counts as marked above this value, for its task figures
    *  (CheckedOutput.task, kind 'map'); from 0 to 1, default 0.3 (PaddleOCR's DB binarisation). */
   mapThreshold?: number;
+  /** A gate (CheckReport.gate): every output with a task figure agrees with the original's on at
+   *  least this share of the samples (top-1, map IoU, detection decisions, CTC sequences); 0 to 1.
+   *  Judged on samples only: without `inputs` the call rejects with ERR_ONNX_LATTICE_OPTIONS. */
+  minAgreement?: number;
+  /** A gate: the candidate's accuracy on the labelled samples is at least this share; 0 to 1. */
+  minAccuracy?: number;
   /** 'fpq': also run the candidate's FPQ twin (fpqTwin()) against the candidate on the same inputs;
    *  the report's `fpq` holds that comparison. See docs/fixed-point.md. */
   simulate?: 'fpq';
@@ -504,8 +510,9 @@ export interface SequenceTask {
 export interface CheckReport {
   schema: 'onnx-lattice-check/1';
   runtime: { name: 'onnxruntime-node' | 'onnxruntime-web'; version: string };
-  seed: number;
-  input_range: [number, number];
+  /** The random inputs' seed and range; absent when the inputs were your samples. */
+  seed?: number;
+  input_range?: [number, number];
   tolerance: { rtol: number; atol: number; scaled?: true };
   /** What both models were fed: the seeded random values ('random', with seed and range) or your
    *  samples (their source, count, batches, labels, dtype conversions and image preprocessing);
@@ -530,6 +537,10 @@ export interface CheckReport {
   error?: string;
   failed?: 'original' | 'candidate';
   outputs: CheckedOutput[];
+  /** With minAgreement or minAccuracy: whether the candidate is at or above them, and each figure
+   *  (or what could not be judged: random inputs, no task figure, no labels) below them. The Node
+   *  CLI exits 6 when `pass` is false. */
+  gate?: { min_agreement?: number; min_accuracy?: number; pass: boolean; below: string[] };
   /** layerwise: the tensors compared, in the candidate's topological order. */
   layers?: { tensor: string; node: string; op: string; match_id?: string; shape: number[]; max_abs: number; mean_abs: number; max_rel: number; pass: boolean }[];
   /** layerwise: the first tensor beyond the tolerance, and the match that computes it. */

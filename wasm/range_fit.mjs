@@ -9,12 +9,11 @@
 //      → after (in the FPQ twin's representations), and the float check of the fit (the fold-only
 //      tolerance: the fit is exact in float up to rounding).
 // One module for both shells, like repair.mjs: handed the runtime and the converter.
-import { activationFit, checkCandidates, feedBatches, feedShapes, inputFeeds, percent, runModel } from './check.mjs';
+import { activationFit, checkCandidates, feedBatches, percent, randomFitSamples, runModel } from './check.mjs';
 
 export const RANGE_FIT_PATTERN = 'FpqRangeFitPattern';
 // FPQ's input layer is unsigned 1.7: random inputs for the fit are drawn in its range.
 export const FPQ_INPUT_RANGE = Object.freeze([0, 2]);
-const RANDOM_SAMPLES = 32;
 
 // The tensors the pattern reads ranges of: every Relu's output (the activation it fits) and every
 // Conv's (the conv output's signed 5.10 bounds how far its weights may grow).
@@ -45,12 +44,8 @@ export async function measureChannelRanges(runtime, model, batches) {
 }
 
 // Without calibration samples: seeded random inputs in FPQ's input range, at the model's sizes.
-export function fitSamples(description, calibration, { seed = 0, inputShapes = {} } = {}) {
-  if (calibration) return calibration;
-  const sized = feedShapes(description, inputShapes);
-  const shapes = Object.fromEntries(Object.entries(sized).map(([name, dims]) => [name, [RANDOM_SAMPLES, ...dims.slice(1)]]));
-  const feeds = inputFeeds(description, { seed, inputRange: FPQ_INPUT_RANGE, inputShapes: shapes });
-  return { feeds, samples: RANDOM_SAMPLES, source: `${RANDOM_SAMPLES} random inputs in [0, 2)`, random: true, seed };
+export function fitSamples(description, calibration, { seed, inputShapes } = {}) {
+  return calibration ?? randomFitSamples(description, { seed, inputRange: FPQ_INPUT_RANGE, inputShapes });
 }
 
 // The share of all values of the FPQ activations that clip, over every tensor (weighted by count).

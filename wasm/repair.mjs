@@ -8,7 +8,7 @@
 // repair costs about one pass of each model, not one per layer. One module for both shells, like
 // check.mjs: it imports only check.mjs and submodel.mjs and is handed the runtime and the
 // converter's module.
-import { CHECK_OPTIONS_ERROR, DEFAULT_INPUT_RANGE, feedBatches, feedShapes, inputFeeds, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
+import { CHECK_OPTIONS_ERROR, feedBatches, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
 import { indexModel, partNodes, submodel } from './submodel.mjs';
 
 // refitAbove: a layer no Lattice rewrite changed (its weights the original's, folded or not) is
@@ -582,17 +582,6 @@ export function holdOut(samples) {
   const kept = Math.max(1, samples.samples - Math.max(1, Math.floor(samples.samples / 4)));
   if (kept >= samples.samples) throw optionsError(`${samples.source}: one sample cannot be both fitted and held out: give --inputs for the check`);
   return [slice(samples, 0, kept, `${samples.source} [0, ${kept})`), { ...slice(samples, kept, samples.samples, `${samples.source} [${kept}, ${samples.samples}), held out from the repair`), heldOut: true }];
-}
-
-// Without calibration data: RANDOM_SAMPLES seeded random inputs in the check's input range, at
-// the check's sizes (inputShapes; every dynamic dimension but the batch given), as the check's
-// random inputs are. `description`: the original's.
-export const RANDOM_SAMPLES = 32;
-export function randomSamples(description, { seed = 0, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {} } = {}) {
-  const sized = feedShapes(description, inputShapes);
-  const shapes = Object.fromEntries(Object.entries(sized).map(([name, dims]) => [name, [RANDOM_SAMPLES, ...dims.slice(1)]]));
-  const feeds = inputFeeds(description, { seed, inputRange, inputShapes: shapes });
-  return { feeds, samples: RANDOM_SAMPLES, source: `${RANDOM_SAMPLES} random inputs`, random: true, seed };
 }
 
 // A tensor's shape in a description (a node's output or a graph input); [] when unknown (a size

@@ -159,7 +159,7 @@ export function renderCheck(box, { check, repair, fpqTwin, ms, error, refused, m
     box.append(summary);
   }
   const verdicts = el('ul', undefined, 'verdicts');
-  for (const line of [...verdict(fold, 'fold_only'), ...verdict(converted, repair ? 'repaired' : 'converted')]) verdicts.append(el('li', line));
+  for (const line of [...verdict(fold, 'fold_only'), ...verdict(converted, repair ? 'repaired' : 'converted', repair)]) verdicts.append(el('li', line));
   box.append(verdicts);
   if (!fold.error) box.append(table('Fold-only twin against the input (must agree)', fold));
   if (!converted.error) box.append(table('Converted model against the input', converted));

@@ -7,7 +7,7 @@
 // repair?: {port}, fpq?: {port}}. Out: progress {stage, fraction}; result {check: {converted,
 // fold_only, fpq?}, after a repair repair (its report) and repaired (the model's bytes), with fpq
 // fpqTwin (the twin's bytes)}; error {message}.
-import { checkCandidates, checkFpqTwin, fpqTwinFailure } from './check.mjs';
+import { checkCandidates, checkFpqTwin, fpqTwinFailure, randomFitSamples } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
 // Threads share memory, which a page has only when cross-origin isolated (its host sends COOP and
@@ -90,8 +90,8 @@ self.onmessage = async ({ data }) => {
     if (data.repair) {
       // The samples picked are the calibration: the fit takes three quarters, the check the
       // quarter it never saw (without samples, seeded random inputs for both, said so).
-      const { holdOut, randomSamples, repairModel } = await import('./repair.mjs');
-      let fit = options.samples ?? randomSamples(original.description, options);
+      const { holdOut, repairModel } = await import('./repair.mjs');
+      let fit = options.samples ?? randomFitSamples(original.description, options);
       if (options.samples) [fit, options.samples] = holdOut(options.samples);
       repaired = await repairModel(runtime, converter, original, candidate, data.conversion, fit, options, post);
       candidate.bytes = repaired.bytes;

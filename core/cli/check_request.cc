@@ -37,7 +37,9 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
                                      : row->id == kSimulate ? &check.simulate : nullptr;
   std::optional<double>* number_field = row->id == kSeed ? &check.seed : row->id == kRtol ? &check.rtol
                                         : row->id == kAtol ? &check.atol
-                                        : row->id == kMapThreshold ? &check.map_threshold : nullptr;
+                                        : row->id == kMapThreshold ? &check.map_threshold
+                                        : row->id == kMinAgreement ? &check.min_agreement
+                                        : row->id == kMinAccuracy ? &check.min_accuracy : nullptr;
   const bool taken = text || number_field || row->id == kLayerwise || row->id == kRepair || row->id == kCheckShape ||
                      row->id == kCalibration || row->id == kInputRange;
   if (!taken) return false;
@@ -82,10 +84,24 @@ Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagVal
   if (flag == "--seed" && (*n < 0 || *n > 4294967295.0 || *n != std::floor(*n))) {
     return error("--seed needs an integer from 0 to 4294967295, not '{}'", *v);
   }
-  if (row->id == kMapThreshold && (*n < 0 || *n > 1)) return error("--map-threshold needs a number from 0 to 1, not '{}'", *v);
+  if ((row->id == kMapThreshold || row->id == kMinAgreement || row->id == kMinAccuracy) && (*n < 0 || *n > 1)) {
+    return error("{} needs a number from 0 to 1{}, not '{}'", flag, row->id == kMapThreshold ? "" : " (a share: 0.95 for 95 %)",
+                 *v);
+  }
   if (flag != "--seed" && *n < 0) return error("{} needs a number >= 0, not '{}'", flag, *v);
   *number_field = *n;
   return true;
+}
+
+std::string gate_conflict(const CheckFlags& check) {
+  if (!check.min_agreement && !check.min_accuracy) return "";
+  const char* flag = check.min_agreement ? "--min-agreement" : "--min-accuracy";
+  // --repair --calibration without --inputs checks on the calibration's held-out quarter.
+  if (!check.inputs && !(check.repair && !check.calibration.empty())) {
+    return fmt::format("{} gates on your samples' figures, and random inputs say nothing of a task: give --inputs (or "
+                       "--repair --calibration, whose held-out quarter the check takes)", flag);
+  }
+  return "";
 }
 
 Json check_request(std::string_view command, const std::string& original, const std::string& candidate,
@@ -101,6 +117,8 @@ Json check_request(std::string_view command, const std::string& original, const 
   if (check.rtol) o.set("rtol", *check.rtol);
   if (check.atol) o.set("atol", *check.atol);
   if (check.map_threshold) o.set("mapThreshold", *check.map_threshold);
+  if (check.min_agreement) o.set("minAgreement", *check.min_agreement);
+  if (check.min_accuracy) o.set("minAccuracy", *check.min_accuracy);
   if (check.inputs) o.set("inputs", *check.inputs);
   if (check.labels) o.set("labels", *check.labels);
   Json preprocessing = Json::object();

@@ -22,6 +22,8 @@ struct CheckFlags {
   std::optional<double> seed, rtol, atol;
   // --map-threshold T: a probability map's pixels above T are marked (the check's task figures).
   std::optional<double> map_threshold;
+  // --min-agreement P, --min-accuracy P: the gate (exit 6 below it), judged on samples only.
+  std::optional<double> min_agreement, min_accuracy;
   std::optional<std::pair<double, double>> input_range;
   // The user's samples instead of random inputs (a .npy, a .npz, an image, or a folder of
   // them), their labels, and how images become tensors: read by the host (wasm/samples_node.mjs).
@@ -48,7 +50,8 @@ struct CheckFlags {
   // calibration's too: the repair and the range fit read their images with it.
   bool any_given() const {
     const bool preprocessing = image_resize || image_scale || image_order;
-    return layerwise || seed || rtol || atol || map_threshold || input_range || inputs || labels ||
+    return layerwise || seed || rtol || atol || map_threshold || min_agreement || min_accuracy || input_range || inputs ||
+           labels ||
            (preprocessing && calibration.empty()) ||
            !shapes.empty() || simulate;
   }
@@ -60,8 +63,13 @@ struct CheckFlags {
 using FlagValue = std::optional<std::string>;
 Result<bool> parse_check_flag(std::string_view flag, const std::function<FlagValue()>& value, CheckFlags& check);
 
+// What a gate given without samples to judge it on lacks ("" when nothing): random inputs say
+// nothing of a task. (Labels may come inside the samples' .npz or folder: the host says when
+// there are none.)
+std::string gate_conflict(const CheckFlags& check);
+
 // {command, original, candidate, check, repair?: {calibration}, report_path, report, options: {seed,
-// inputRange, rtol, atol, mapThreshold, inputShapes, layerwise, inputs, labels, preprocessing: {resize, scale, order}}}: what the host's runtime is asked to do. `report` is the
+// inputRange, rtol, atol, mapThreshold, minAgreement, minAccuracy, inputShapes, layerwise, inputs, labels, preprocessing: {resize, scale, order}}}: what the host's runtime is asked to do. `report` is the
 // conversion's report (convert --check), which the host writes out with the check added.
 Json check_request(std::string_view command, const std::string& original, const std::string& candidate,
                    const CheckFlags& check, const Options& options, const std::string& report_path = "",

@@ -270,6 +270,7 @@ std::optional<UsageError> parse(const std::vector<std::string>& args, Command& c
                                       : "")};
   }
   if (check && (cmd.check.repair || !cmd.check.calibration.empty())) return UsageError{"--repair and --calibration are convert's"};
+  if (auto gate = gate_conflict(cmd.check); !gate.empty()) return UsageError{gate};
   if (!cmd.check.calibration.empty() && !cmd.check.repair && cmd.job.options.fixed_point != FixedPoint::kFpq) {
     return UsageError{"--calibration is what --repair fits, or what --fixed-point fpq's range fit measures: add one"};
   }

@@ -48,6 +48,32 @@ TEST_CASE("check flags: values at and just past each rule's edge") {
   CHECK(c.any_given());
 }
 
+TEST_CASE("check flags: a gate is a share from 0 to 1, judged on samples only") {
+  CheckFlags c;
+  REQUIRE(parse("--min-agreement", "0", c).value());
+  REQUIRE(parse("--min-agreement", "1", c).value());
+  CHECK(*c.min_agreement == 1.0);
+  auto percent = parse("--min-agreement", "95", c);
+  REQUIRE_FALSE(percent);
+  CHECK(percent.error().message == "--min-agreement needs a number from 0 to 1 (a share: 0.95 for 95 %), not '95'");
+  CHECK_FALSE(parse("--min-accuracy", "-0.01", c));
+  REQUIRE(parse("--min-accuracy", "0.9", c).value());
+  CHECK(*c.min_accuracy == 0.9);
+  CHECK(c.any_given());
+  // Random inputs say nothing of a task: samples, or a repair's calibration (its held-out quarter).
+  CHECK_THAT(gate_conflict(c), Catch::Matchers::Contains("--min-agreement gates on your samples' figures"));
+  c.repair = true;
+  c.calibration.push_back("cal.npy");
+  CHECK(gate_conflict(c).empty());
+  CheckFlags given;
+  given.min_accuracy = 0.5;
+  given.inputs = "held.npz";
+  CHECK(gate_conflict(given).empty());
+  CHECK(gate_conflict(CheckFlags{}).empty());
+  Json request = check_request("check", "a.onnx", "b.onnx", given, Options{});
+  CHECK(request.dump(false).find(R"("minAccuracy":0.5)") != std::string::npos);
+}
+
 TEST_CASE("check flags: other flags are left to the command line") {
   CheckFlags c;
   auto taken = parse("--target", "lattice", c);

@@ -103,7 +103,8 @@ TEST_CASE("option table: a check's flag without --check is refused naming the ch
   test::MemoryHost host;
   CHECK(run_cli({"convert", "m.onnx", "-o", "o.onnx", "--seed", "1"}, host) == kExitUsage);
   CHECK(host.err_text.substr(0, host.err_text.find('\n')) ==
-        "onnx-lattice: --layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --map-threshold, --image-resize, "
+        "onnx-lattice: --layerwise, --seed, --input-range, --rtol, --atol, --inputs, --labels, --map-threshold, --min-agreement, "
+        "--min-accuracy, --image-resize, "
         "--image-scale, --image-order, --check-shape and --simulate are the check's: add --check");
 }
 

@@ -146,6 +146,15 @@ test('check API: the same seed gives the same report, another seed other inputs'
   const c = await lattice.check(original, candidate, { seed: 4, inputRange: [0, 2] });
   assert.notEqual(c.outputs[0].max_abs, a.outputs[0].max_abs);
   assert.deepEqual(c.input_range, [0, 2]);
+  assert.equal(c.seed, 4);
+});
+
+test('check API: on your samples the report records them, not a seed or a range that fed nothing', async () => {
+  const tasks = join(ROOT, 'tests/fixtures/tasks');
+  const report = await lattice.check(join(tasks, 'task_outputs.onnx'), join(tasks, 'task_outputs_perturbed.onnx'), { inputs: join(tasks, 'task_samples.npy'), seed: 4 });
+  assert.equal(report.inputs.source, 'task_samples.npy');
+  assert.equal('seed' in report, false);
+  assert.equal('input_range' in report, false);
 });
 
 test('check API: bad options and a missing file are coded errors', async () => {

@@ -12,12 +12,14 @@ import { test } from 'node:test';
 import ort from 'onnxruntime-node';
 
 import { createConverter } from '../../wasm/index.mjs';
+import { inputFeeds, randomFitSamples } from '../../wasm/check.mjs';
 import { refittedText, repairPlan } from '../../wasm/repair.mjs';
 import { CLIS, TRAINED, numpyValues, scratch } from './helpers.mjs';
 
 const lattice = await createConverter();
 const dir = scratch();
 const MODEL = join(TRAINED, 'digits.onnx');
+const description = await lattice.describe(readFileSync(MODEL));
 
 const images = numpyValues(join(TRAINED, 'heldout.npy'), Float32Array, dir);
 const labels = Array.from(numpyValues(join(TRAINED, 'heldout_labels.npy'), BigInt64Array, dir), Number);
@@ -86,6 +88,31 @@ test('without --inputs, the check after a repair takes the calibration\'s last q
   assert.equal(repair.data.samples, 96);
   assert.equal(check.converted.inputs.samples, 32);
   assert.match(check.converted.inputs.source, /held out from the repair/);
+});
+
+test('without samples, the repair draws its random inputs apart from the check\'s, and the verdict says neither judges it', () => {
+  // From one seed both once drew the same values, and the check passed the repair on a sample it
+  // was fitted to ("unchanged within the tolerance").
+  const out = join(dir, 'random.onnx'), report = join(dir, 'random.json');
+  const r = CLIS.node(['convert', MODEL, '-o', out, '--report', report, '--repair', '--check', '--input-range', '0,2']);
+  assert.equal(r.status, 0, r.stderr);
+  const { repair, check } = JSON.parse(readFileSync(report, 'utf8'));
+  assert.equal(check.converted.inputs.seed, 0);
+  assert.notEqual(repair.data.seed, check.converted.inputs.seed);
+  assert.equal(check.converted.outputs[0].pass, false, 'on an input the fit never saw, the change the repair left shows');
+  // The values themselves: the check's input is none of the fit's 32.
+  const fed = inputFeeds(description, { seed: 0, inputRange: [0, 2] });
+  const fitted = randomFitSamples(description, { seed: 0, inputRange: [0, 2] });
+  const [name] = Object.keys(fed), size = fed[name].data.length;
+  for (let i = 0; i < fitted.samples; ++i) {
+    const sample = fitted.feeds[name].data.subarray(i * size, (i + 1) * size);
+    assert.ok(sample.some((v, j) => v !== fed[name].data[j]), `the check's input is the fit's sample ${i}`);
+  }
+  assert.match(r.stdout, /check: the repair fitted 32 random inputs in \[0, 2\) and this check fed random inputs too \(drawn apart from them\): neither says whether the repaired model still does its task/);
+  // With samples of its own the check can judge, and the line is not said.
+  const judged = CLIS.node(['convert', MODEL, '-o', join(dir, 'judged.onnx'), '--repair', '--check', '--inputs', join(TRAINED, 'heldout.npz')]);
+  assert.equal(judged.status, 0, judged.stderr);
+  assert.doesNotMatch(judged.stdout, /neither says/);
 });
 
 test('the API: repair() gives the repaired bytes; random inputs say they make a weaker repair; one sample or constant images stay finite', async () => {
