@@ -481,7 +481,30 @@ function classesTask(a, b, [rows, classes]) {
     const x = argmax(a, r * classes, classes);
     if (x >= 0 && x === argmax(b, r * classes, classes)) same += 1;
   }
-  return { kind: 'classes', samples: rows, top1_agreement: share(same, rows) };
+  return { kind: 'classes', samples: rows, top1_agreement: share(same, rows), original_confidence: meanTopConfidence(a, rows, classes) };
+}
+
+// The original's mean top-1 probability over the samples: its scores as they are when every row
+// already is a distribution (in [0, 1], summing to 1), else their softmax. Null when a row holds
+// no finite score.
+function meanTopConfidence(a, rows, classes) {
+  let probabilities = true;
+  for (let r = 0; r < rows && probabilities; ++r) {
+    let sum = 0;
+    for (let k = r * classes; k < (r + 1) * classes; ++k) {
+      if (!(a[k] >= 0 && a[k] <= 1)) probabilities = false;
+      sum += a[k];
+    }
+    if (Math.abs(sum - 1) > 1e-3) probabilities = false;
+  }
+  let total = 0;
+  for (let r = 0; r < rows; ++r) {
+    const row = Array.from(a.subarray ? a.subarray(r * classes, (r + 1) * classes) : a.slice(r * classes, (r + 1) * classes));
+    const top = Math.max(...row);
+    if (!Number.isFinite(top)) return null;
+    total += probabilities ? top : 1 / row.reduce((sum, v) => sum + Math.exp(v - top), 0);
+  }
+  return share(total, rows);
 }
 
 // A map's pixels above the threshold in both models: per sample the IoU of the two sets (1 when
@@ -836,17 +859,50 @@ export function verdict(check, kind, repair) {
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
   if (kind === 'fpq') return fpqLines(check);
+  const data = kind === 'fold_only' ? [] : dataLines(check);
   // A repair fitted on random inputs and checked on others: no figure here can judge it.
   const blind = kind === 'repaired' && repair?.data?.seed !== undefined && !onSamples(check.inputs)
     ? [`the repair fitted ${repair.data.source} and this check fed random inputs too (drawn apart from them): neither says whether the repaired model still does its task; repair from your samples and check on others`]
     : [];
   // On samples an output's task figures come first: they say whether the model still does its
   // job. On random inputs they say nothing of the task, and come after the distance, said so.
-  return [...blind, ...inconclusive, ...check.outputs.flatMap((o) => {
+  return [...data, ...blind, ...inconclusive, ...check.outputs.flatMap((o) => {
     const task = o.task?.samples ? [taskLine(o, check.inputs)] : [];
     const distance = distanceLine(o, kind === 'repaired', check.inputs);
     return onSamples(check.inputs) ? [...task, distance] : [distance, ...task];
   })];
+}
+
+// Below these the samples are probably not read as the model expects: the original's own accuracy
+// on their labels, and (without labels) its mean top-1 confidence in multiples of chance.
+const LOW_ORIGINAL_ACCURACY = 0.9;
+const NEAR_CHANCE = 2;
+
+// What the samples say of themselves before any comparison, first in the verdict: how the
+// original itself does on them (its accuracy with labels; its mean top-1 confidence without),
+// with a warning when that looks like data it does not expect (a scale, a colour order, the
+// labels' order), and colour images read into a one-channel input.
+function dataLines(check) {
+  if (check.error || !onSamples(check.inputs)) return [];
+  const lines = [];
+  const p = check.inputs.preprocessing;
+  if (p?.colour_to_luma) {
+    lines.push(`data: ${p.colour_to_luma} of the ${check.inputs.samples} images are in colour, and the model takes one channel: it was fed their luma (0.299 R + 0.587 G + 0.114 B)`);
+  }
+  const asRead = p ? ` (images scaled to ${p.scale}${p.channels === 3 ? `, ${p.order.toUpperCase()}` : ''})` : '';
+  for (const o of check.outputs) {
+    if (o.accuracy) {
+      const low = o.accuracy.original < LOW_ORIGINAL_ACCURACY;
+      lines.push(`data: the original gets ${percent(o.accuracy.original)} of these labels right ('${o.name}')` +
+        (low ? `: if it does better on its own data, these samples are not read as it expects${asRead}, or the labels are not its classes` : ''));
+    } else if (o.task?.kind === 'classes' && typeof o.task.original_confidence === 'number') {
+      const classes = o.shape_original[1], chance = 1 / classes;
+      const low = o.task.original_confidence < NEAR_CHANCE * chance;
+      lines.push(`data: the original's mean top-1 confidence on these samples is ${percent(o.task.original_confidence)} ('${o.name}', ${classes} classes)` +
+        (low ? `: near chance (${percent(chance)}); these samples may not be read as it expects${asRead}` : ''));
+    }
+  }
+  return lines;
 }
 
 // The FPQ twin against the float model it simulates: what the fixed point changes (by design, never
@@ -889,7 +945,8 @@ export function fedText(check) {
   const shapes = Object.entries(inputs.batch_shapes).map(([name, dims]) => `${name} ${dims.join('×')}`).join(', ');
   if (inputs.source === 'random') return `${shapes}, uniform in [${inputs.range.join(', ')}), seed ${inputs.seed}`;
   const p = inputs.preprocessing;
-  const images = p ? `; images ${p.resize === 'pad' ? 'padded' : 'stretched'} to ${p.height}×${p.width}, scaled to ${p.scale}, ${p.order.toUpperCase()}` : '';
+  const colour = p?.channels === 1 ? `one channel${p.colour_to_luma ? ` (the luma of ${p.colour_to_luma} colour image${p.colour_to_luma === 1 ? '' : 's'})` : ''}` : p?.order.toUpperCase();
+  const images = p ? `; images ${p.resize === 'pad' ? 'padded' : 'stretched'} to ${p.height}×${p.width}, scaled to ${p.scale}, ${colour}` : '';
   const converted = inputs.conversions?.length ? ` (${inputs.conversions.join(', ')})` : '';
   const runs = inputs.batches === 1 ? `in one batch, ${shapes}` : `in ${inputs.batches} batches like ${shapes}`;
   return `${inputs.samples} samples of ${inputs.source}${converted} ${runs}${images}`;
@@ -960,6 +1017,47 @@ export function gateOf(check, { minAgreement, minAccuracy } = {}) {
     }
   }
   return { ...(minAgreement !== undefined ? { min_agreement: minAgreement } : {}), ...(minAccuracy !== undefined ? { min_accuracy: minAccuracy } : {}), pass: !below.length, below };
+}
+
+// The label of the converted model as it was before its repair, checked beside the repaired one.
+export const UNREPAIRED = 'converted, not repaired';
+
+// Every model a check on samples ran, side by side on those same samples: the original (its
+// accuracy with labels), the converted model (before its repair, when repaired), the repaired
+// one, and the FPQ twin (its agreement is with the float model it simulates), each output with a
+// task figure in a column: {samples: in words, outputs: [{name, figure}], rows: [{model,
+// against, cells: [{value, accuracy}]}]}. Null on random inputs, which say nothing of a task.
+// `reports`: {converted, unrepaired?, fpq?}; `repaired`: whether `converted` is the repaired
+// model; `name`: what to call the converted model (`check`'s is a candidate).
+export function modelsTable({ converted, unrepaired, fpq }, { repaired = false, name = 'converted' } = {}) {
+  if (converted.error || !onSamples(converted.inputs)) return null;
+  const tasks = converted.outputs.filter((o) => o.task?.samples);
+  if (!tasks.length) return null;
+  const cellsOf = (report, original = false) => tasks.map((t) => {
+    const o = report?.outputs.find((x) => x.name === t.name);
+    const accuracy = o?.accuracy ? o.accuracy[original ? 'original' : 'candidate'] : null;
+    return original ? { value: null, accuracy } : { value: o?.task?.[GATED_FIGURE[o.task.kind]] ?? null, accuracy };
+  });
+  const rows = [{ model: 'original', against: null, cells: cellsOf(converted, true) }];
+  if (repaired && unrepaired && !unrepaired.error) rows.push({ model: name, against: 'original', cells: cellsOf(unrepaired) });
+  const last = repaired ? 'repaired' : name;
+  rows.push({ model: last, against: 'original', cells: cellsOf(converted) });
+  if (fpq && !fpq.error) rows.push({ model: 'FPQ twin', against: last, cells: cellsOf(fpq) });
+  return {
+    samples: onText(tasks[0].task.samples, converted.inputs) + (converted.inputs.held_out ? ', held out from the repair' : ''),
+    outputs: tasks.map((t) => ({ name: t.name, figure: GATED_FIGURE[t.task.kind] })), rows,
+  };
+}
+
+// The table as a terminal's lines: a row per model, a column per output (its figure, and the
+// accuracy when labelled).
+export function modelsTableLines(table) {
+  const header = ['model', ...table.outputs.map((o) => `${o.name}: ${o.figure.replace('_', ' ')}`)];
+  const labelled = table.rows[0].cells.map((c) => c.accuracy !== null);
+  const cell = (c, i) => [c.value === null ? '—' : percent(c.value), ...(labelled[i] ? [c.accuracy === null ? '—' : `accuracy ${percent(c.accuracy)}`] : [])].join(', ');
+  const lines = [header, ...table.rows.map((r) => [r.against ? `${r.model} (vs ${r.against})` : r.model, ...r.cells.map(cell)])];
+  const widths = header.map((_, i) => Math.max(...lines.map((l) => l[i].length)));
+  return [`on ${table.samples}:`, ...lines.map((l) => `  ${l.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd()}`)];
 }
 
 // The gate in one line: passed, or what is below it.

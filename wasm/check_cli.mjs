@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
-import { fedText, figure as shortFigure, finiteForJson, gateLine, introducesNonFinite, percent, taskCell, verdict } from './check.mjs';
+import { fedText, figure as shortFigure, finiteForJson, gateLine, introducesNonFinite, modelsTable, modelsTableLines, percent, taskCell, verdict } from './check.mjs';
 import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
 import { runCheck } from './check_node.mjs';
 import { rangeFitLines } from './range_fit.mjs';
@@ -120,8 +120,11 @@ export async function runCheckRequest(request, host) {
   try {
     if (request.command === 'check') {
       const { report, fpq } = await runCheck({ original: request.original, candidate: request.candidate }, options);
+      // With the FPQ twin, the three models side by side on the samples first.
+      const models = fpq ? modelsTable({ converted: report, fpq }, { name: 'candidate' }) : null;
       host.out(request.json ? `${JSON.stringify(finiteForJson(fpq ? { ...report, fpq } : report))}\n`
-        : formatCheck(report, request.original, request.candidate) + (fpq ? verdict(fpq, 'fpq').map((l) => `fpq: ${l}\n`).join('') : ''));
+        : (models ? modelsTableLines(models).map((l) => `${l}\n`).join('') : '') +
+          formatCheck(report, request.original, request.candidate) + (fpq ? verdict(fpq, 'fpq').map((l) => `fpq: ${l}\n`).join('') : ''));
       // The twin differs from the float model by design: its comparison is reported, not failed.
       return gateStatus(report) ?? statusOf(report);
     }
@@ -168,15 +171,18 @@ export async function runCheckRequest(request, host) {
         throw e.code ? e : Object.assign(e, { message: `cannot write the FPQ twin '${request.fpq_twin}': ${e.message}` });
       }
     }
-    const { report: converted, twin, fpq } = result;
-    if (request.check) conversion.check = { converted, fold_only: twin, ...(fpq ? { fpq } : {}) };
+    const { report: converted, twin, fpq, unrepaired } = result;
+    const models = request.check ? modelsTable({ converted, unrepaired, fpq }, { repaired: Boolean(result.repair) }) : null;
+    if (request.check) conversion.check = { converted, fold_only: twin, ...(unrepaired ? { unrepaired } : {}), ...(fpq ? { fpq } : {}), ...(models ? { models } : {}) };
     // The fit analysis gains the activations' fit on the data, beside the weights'.
     if (fpq?.activations && conversion.fixed_point) conversion.fixed_point.activations = fpq.activations;
     // Without a check or a repair the report is the conversion's, as the core wrote it.
     if (!request.check && !repair && !rangeFit) return EXIT.ok;
     if (request.report_path) writeReport(request.report_path, conversion, host.out);
     if (request.report_path !== '-') {
-      const lines = [...(result.repair ? repairLines(result.repair) : []), ...(result.rangeFit ? rangeFitLines(result.rangeFit) : []),
+      // What decides the outcome leads: every model on the same samples, then how each was made.
+      const lines = [...(models ? modelsTableLines(models).map((l) => `check: ${l}`) : []),
+        ...(result.repair ? repairLines(result.repair) : []), ...(result.rangeFit ? rangeFitLines(result.rangeFit) : []),
         ...(request.check ? [...verdict(twin, 'fold_only'), ...verdict(converted, result.repair ? 'repaired' : 'converted', result.repair), ...(fpq ? verdict(fpq, 'fpq') : []),
           ...(converted.inputs ? [`fed ${fedText(converted)}`] : []), ...(converted.gate ? [gateLine(converted.gate)] : [])].map((l) => `check: ${l}`) : [])];
       host.out(lines.map((l) => `${l}\n`).join(''));

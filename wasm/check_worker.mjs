@@ -9,7 +9,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, randomFitSamples, twinOptions } from './check.mjs';
+import { UNREPAIRED, checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, randomFitSamples, twinOptions } from './check.mjs';
 import { sizesTooLarge } from './check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, repairModel } from './repair.mjs';
@@ -171,6 +171,8 @@ try {
     };
     const everyCore = { ...ort, session: (bytes, externalData) => ort.session(bytes, externalData, { everyCore: true }) };
     repaired = await repairModel(everyCore, { ...engine, settleFixedPoint, describeAt }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
+    // The converted model as it was is checked on the same samples too: what the repair bought.
+    if (repair.check) candidates.push({ ...candidates[0], label: UNREPAIRED });
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };
   }
   let fitted;
@@ -198,9 +200,9 @@ try {
   // A repair, or a range fit alone (converter.fitRanges), checks only when asked to.
   const checks = repair ? repair.check : !rangeFit?.alone;
   const reports = checks ? await checkCandidates(ort, reference, candidates, shared, onProgress) : [];
+  const reportOf = (label) => reports[candidates.findIndex((c) => c.label === label)];
   const report = candidate && reports.length ? reports[0] : undefined;
-  const twinReport = twin ? reports.at(-1) : undefined;
-  const message = { type: 'result', report, twin: twinReport };
+  const message = { type: 'result', report, twin: twin ? reportOf('fold-only twin') : undefined, unrepaired: reportOf(UNREPAIRED) };
   if (simulate === 'fpq' && report) message.fpq = await checkFpq(ort, candidates[0].model, shared, onProgress);
   if (repaired) Object.assign(message, { repair: repaired.report, repaired: repaired.bytes });
   if (fitted) Object.assign(message, { rangeFit: fitted.report, fitted: fitted.bytes, fixedPoint: fitted.fixedPoint });

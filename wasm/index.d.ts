@@ -143,8 +143,10 @@ export interface Report {
   fixed_point?: FixedPointFit;
   timings_ms: { load: number; convert: number; save: number };
   /** `convert --check` (Node CLI) and the page's Check: the converted model and the fold-only twin
-   *  (the same folds, no conversion pattern), each against the input. */
-  check?: { converted: CheckReport; fold_only: CheckReport; fpq?: FpqCheckReport };
+   *  (the same folds, no conversion pattern), each against the input; after a repair `converted`
+   *  is the repaired model and `unrepaired` the converted one as it was, on the same samples;
+   *  on samples, `models` sets them side by side. */
+  check?: { converted: CheckReport; fold_only: CheckReport; unrepaired?: CheckReport; fpq?: FpqCheckReport; models?: ModelsTable };
   /** `convert --repair` (Node CLI) and the page's repair: what was refitted, on what data. */
   repair?: RepairReport;
   /** Under fixedPoint 'fpq', when the Node CLI runs the model (--check, --repair, --calibration):
@@ -506,6 +508,17 @@ export interface SequenceTask {
   step_agreement: number | null;
 }
 
+/** Every model a check on samples ran, on those same samples: the original (its accuracy with
+ *  labels), the converted model (before its repair, when repaired), the repaired one and the FPQ
+ *  twin. A column per output with a task figure: `figure` names it (top1_agreement, mean_iou,
+ *  decision_agreement, sequence_agreement); each cell its value against the row's `against` (the
+ *  twin's: the float model it simulates) and the model's accuracy, null where there is none. */
+export interface ModelsTable {
+  samples: string;
+  outputs: { name: string; figure: 'top1_agreement' | 'mean_iou' | 'decision_agreement' | 'sequence_agreement' }[];
+  rows: { model: string; against: string | null; cells: { value: number | null; accuracy: number | null }[] }[];
+}
+
 /** What check() resolves to: schema 'onnx-lattice-check/1'. */
 export interface CheckReport {
   schema: 'onnx-lattice-check/1';
@@ -523,7 +536,8 @@ export interface CheckReport {
     /** After a repair: these samples were held out of its fit (the calibration's last quarter, or
      *  samples given apart from it). */
     held_out?: true;
-    preprocessing?: Required<ImagePreprocessing> & { layout: 'nchw' | 'nhwc'; channels: 1 | 3; height: number; width: number };
+    /** `colour_to_luma`: how many colour images a one-channel input took as their luma. */
+    preprocessing?: Required<ImagePreprocessing> & { layout: 'nchw' | 'nhwc'; channels: 1 | 3; height: number; width: number; colour_to_luma?: number };
   };
   /** Every comparable output within the tolerance (and at least one comparable), both models ran,
    *  and the comparison could have shown a change (never true when inconclusive). */

@@ -152,6 +152,12 @@ export function imageTensor(rgba, options) {
   return out;
 }
 
+// Whether decoded RGBA pixels hold any colour (a pixel whose red, green and blue differ).
+function inColour({ data }) {
+  for (let i = 0; i < data.length; i += 4) if (data[i] !== data[i + 1] || data[i + 1] !== data[i + 2]) return true;
+  return false;
+}
+
 // Images for a model's one image input, gathered one at a time (each decoded just before, so
 // that only one image's pixels are held) into one float32 array of `count` samples:
 //   const batch = imageBatch(inputs, preprocessing, { count, source });
@@ -178,7 +184,7 @@ export function imageBatch(inputs, preprocessing, { count, maxBytes = DEFAULT_MA
       throw optionsError(`preprocessing ${axis} ${record[axis]} is not input '${input.name}''s ${layout[axis]}`);
     }
   }
-  let data, added = 0;
+  let data, added = 0, colourImages = 0;
   return {
     add(rgba, name) {
       if (added === count) throw new RangeError(`imageBatch: more than the ${count} images announced`);
@@ -195,12 +201,14 @@ export function imageBatch(inputs, preprocessing, { count, maxBytes = DEFAULT_MA
       const sample = imageTensor(rgba, record);
       data.set(sample, added * sample.length);
       added += 1;
+      // A colour image read into one channel is said (its luma is what the model sees).
+      if (record.channels === 1 && inColour(rgba)) colourImages += 1;
     },
     finish() {
       if (added !== count) throw new RangeError(`imageBatch: ${added} images added of the ${count} announced`);
       const { channels, height, width } = record;
       const shape = record.layout === 'nchw' ? [count, channels, height, width] : [count, height, width, channels];
-      return { arrays: new Map([[null, { dtype: 'float', shape, data, notes: [] }]]), preprocessing: { ...record } };
+      return { arrays: new Map([[null, { dtype: 'float', shape, data, notes: [] }]]), preprocessing: { ...record, ...(colourImages ? { colour_to_luma: colourImages } : {}) } };
     },
   };
 }

@@ -162,6 +162,14 @@ async function readFolder(dir, inputs, preprocessing, maxBytes) {
     if (kinds[i] === 'webp') throw webpError(`${folder}${n}`);
   });
   const images = kinds.filter((k) => IMAGE_KINDS.has(k)).length;
+  // Images with one .npy: their labels, whatever its name (as the page takes them).
+  let labels;
+  if (images && images === names.length - 1) {
+    const at = kinds.indexOf('npy');
+    labels = join(dir, names[at]);
+    names.splice(at, 1);
+    kinds.splice(at, 1);
+  }
   if (images && images < names.length) {
     throw dataError(folder, `mixes .npy files (${names.find((n, i) => kinds[i] === 'npy')}) and images ` +
       `(${names.find((n, i) => IMAGE_KINDS.has(kinds[i]))}): use one kind`);
@@ -181,7 +189,7 @@ async function readFolder(dir, inputs, preprocessing, maxBytes) {
     counts[kind] = (counts[kind] ?? 0) + 1;
   }
   const source = `${folder} (${Object.entries(counts).map(([k, count]) => `${count} ${k.toUpperCase()}`).join(', ')})`;
-  return { ...batch.finish(), source };
+  return { ...batch.finish(), source, ...(labels ? { labels } : {}) };
 }
 
 // A file or the bytes given: arrays, or an image as one sample.
@@ -219,8 +227,9 @@ async function readLabels(labels, maxBytes) {
 }
 
 // The samples to feed `inputs` (the model description's graph inputs) from `source`: a path (a
-// .npy, an .npz, a PNG or JPEG, or a folder of .npy files or of images), bytes (Uint8Array,
-// sniffed), or in-memory arrays {inputName: {data, dims}}. `labels`: a .npy path or values.
+// .npy, an .npz, a PNG or JPEG, or a folder of .npy files or of images, with one .npy of their
+// labels under any name), bytes (Uint8Array, sniffed), or in-memory arrays {inputName: {data,
+// dims}}. `labels`: a .npy path or values.
 // Returns samplesForInputs's {feeds, samples, conversions, labels, source}, plus for images the
 // preprocessing record.
 export async function readSamples(source, inputs, { labels, preprocessing, maxBytes = DEFAULT_MAX_BYTES } = {}) {
@@ -242,6 +251,9 @@ export async function readSamples(source, inputs, { labels, preprocessing, maxBy
   } else {
     read = { arrays: arraysFromTensors(source, inputs, '(in memory)'), source: '(in memory)' };
   }
-  const result = samplesForInputs(read.arrays, inputs, { source: read.source, labels: await readLabels(labels, maxBytes) });
+  if (labels !== undefined && read.labels) {
+    throw dataError(source, `holds its images' labels (${basename(read.labels)}) and labels are given too: give one of them`);
+  }
+  const result = samplesForInputs(read.arrays, inputs, { source: read.source, labels: await readLabels(labels ?? read.labels, maxBytes) });
   return read.preprocessing ? { ...result, preprocessing: read.preprocessing } : result;
 }

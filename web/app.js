@@ -51,6 +51,7 @@ function loadPicker() {
       input: $('data-input'), folder: $('data-folder'), drop: document.querySelector('[data-testid="data-drop"]'), chosen: $('data-chosen'),
       clear: $('data-clear'), imageOptions: document.querySelector('[data-testid="image-options"]'),
       resize: $('image-resize'), scale: $('image-scale'), order: $('image-order'), range: $('input-range'),
+      model: () => current?.input,
     });
   }, () => { pickerLoading = null; });
   return pickerLoading;
@@ -437,7 +438,10 @@ function showResult({ report, name, input, output, ms }) {
   drawGraph();
   // "Done" once everything is shown and works, the parts whose modules may still be loading too.
   const shown = current;
-  Promise.all([showFixedPoint(report.fixed_point, output), loadPicker()]).then(() => { if (current === shown) setSummary(done, true); });
+  Promise.all([showFixedPoint(report.fixed_point, output), loadPicker()]).then(() => {
+    picker?.refresh();
+    if (current === shown) setSummary(done, true);
+  });
 }
 
 // The fixed-point summary and the findings, from their module, loaded with the first scheme

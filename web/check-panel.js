@@ -1,6 +1,6 @@
 // The check's result in the page: the verdict in words, a table per comparison, the sizes to
 // check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
-import { fedText, figure, taskCell, verdict } from './check.mjs';
+import { fedText, figure, percent, taskCell, verdict } from './check.mjs';
 import { breakable } from './panels.js';
 import { fixedPointRepairText, refittedText } from './repair.mjs';
 
@@ -47,6 +47,37 @@ function table(caption, check) {
         `${o.nan[1]} / ${o.inf[1]}`, o.inconclusive ? 'says nothing' : o.pass ? 'yes' : 'no']
       : [o.name, `${o.shape_original?.join('×')} → ${o.shape_candidate?.join('×') ?? 'none'}`, ...task, o.reason, '', '', '', '', '—'];
     for (const c of cells) row.append(el('td', c));
+    body.append(row);
+  }
+  t.append(body);
+  return t;
+}
+
+// Every model the check ran, side by side on the same samples (check.mjs, modelsTable): a row a
+// model, a column an output's task figure (and accuracy, with labels).
+function modelsSection(models) {
+  const t = el('table', undefined, 'models');
+  t.tabIndex = 0;
+  t.dataset.testid = 'check-models';
+  t.append(el('caption', `Every model on ${models.samples}`));
+  const labelled = models.rows[0].cells.map((c) => c.accuracy !== null);
+  const head = el('tr');
+  head.append(el('th', 'model'));
+  models.outputs.forEach((o, i) => {
+    head.append(el('th', `${o.name}: ${o.figure.replace('_', ' ')}`));
+    if (labelled[i]) head.append(el('th', `${o.name}: accuracy`));
+  });
+  t.append(el('thead'));
+  t.tHead.append(head);
+  const body = el('tbody');
+  for (const r of models.rows) {
+    const row = el('tr');
+    row.dataset.model = r.model;
+    row.append(el('td', r.against ? `${r.model} (against the ${r.against})` : r.model));
+    r.cells.forEach((c, i) => {
+      row.append(el('td', c.value === null ? '—' : percent(c.value)));
+      if (labelled[i]) row.append(el('td', c.accuracy === null ? '—' : percent(c.accuracy)));
+    });
     body.append(row);
   }
   t.append(body);
@@ -153,6 +184,8 @@ export function renderCheck(box, { check, repair, fpqTwin, ms, error, refused, m
   box.dataset.foldPass = String(fold.pass);
   box.dataset.convertedRuns = String(!converted.error);
   box.dataset.verdict = [fold, converted].some((c) => c.verdict === 'inconclusive') ? 'inconclusive' : fold.pass ? 'pass' : 'fail';
+  // What decides the outcome leads: every model on the same samples, then how the repair made its.
+  if (check.models) box.append(modelsSection(check.models));
   if (repair) {
     const summary = el('p', repairSummary(repair, converted.inputs), 'repair-summary');
     summary.dataset.testid = 'repair-summary';

@@ -9,8 +9,18 @@ import { imageBatch } from './preprocess.mjs';
 import { concatSamples, samplesForInputs } from './samples.mjs';
 
 const IMAGE = /\.(png|jpe?g|webp)$/i;
-// The labels of a set of images or .npy samples: a .npy of this name picked with them.
+// The labels of .npy samples: a .npy of this name picked with them.
 const LABELS = 'labels.npy';
+
+// The labels among the picked files and the samples: with images, the one .npy picked with them,
+// whatever its name (images have no other use for one); with .npy samples, labels.npy.
+function splitLabels(files) {
+  const images = files.filter((f) => IMAGE.test(f.name));
+  const others = files.filter((f) => !IMAGE.test(f.name));
+  if (images.length && others.length === 1 && others[0].name.toLowerCase().endsWith('.npy')) return { labelsFile: others[0], data: images };
+  const labelsFile = files.find((f) => f.name === LABELS);
+  return { labelsFile, data: files.filter((f) => f !== labelsFile) };
+}
 
 async function decode(file) {
   let bitmap;
@@ -30,14 +40,13 @@ const bytesOf = async (file) => new Uint8Array(await file.arrayBuffer());
 
 // {feeds, samples, labels?, source, conversions, preprocessing?} from File objects (sorted by the
 // picker) for the model's `inputs`: one .npz, or .npy files joined along axis 0, or images, each
-// with an optional labels.npy.
+// with optional labels (splitLabels).
 export async function readPicked(files, inputs, preprocessing) {
-  const labelsFile = files.find((f) => f.name === LABELS);
-  const data = files.filter((f) => f !== labelsFile);
+  const { labelsFile, data } = splitLabels(files);
   const kinds = new Set(data.map((f) => (IMAGE.test(f.name) ? 'image' : f.name.toLowerCase().endsWith('.npz') ? 'npz' : 'npy')));
   if (!data.length) throw dataError(LABELS, 'labels alone: pick the samples with them');
-  if (kinds.size > 1) throw dataError(data[0].name, `the samples mix ${[...kinds].join(' and ')} files: pick one kind`);
-  const labels = labelsFile ? { ...readNpy(await bytesOf(labelsFile), LABELS), source: LABELS } : undefined;
+  if (kinds.size > 1) throw dataError(data[0].name, `the samples mix ${[...kinds].join(' and ')} files: pick one kind (with images, one .npy: their labels)`);
+  const labels = labelsFile ? { ...readNpy(await bytesOf(labelsFile), labelsFile.name), source: labelsFile.name } : undefined;
   const [kind] = kinds;
   let arrays, source, record;
   if (kind === 'npz') {

@@ -5,9 +5,9 @@
 // In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
 // description}, options, conversion, twinConversion, data?: {files: [File], preprocessing},
 // repair?: {port}, fpq?: {port}}. Out: progress {stage, fraction}; result {check: {converted,
-// fold_only, fpq?}, after a repair repair (its report) and repaired (the model's bytes), with fpq
-// fpqTwin (the twin's bytes)}; error {message}.
-import { checkCandidates, checkFpqTwin, fpqTwinFailure, randomFitSamples } from './check.mjs';
+// fold_only, unrepaired?, fpq?, models?}, after a repair repair (its report) and repaired (the
+// model's bytes), with fpq fpqTwin (the twin's bytes)}; error {message}.
+import { UNREPAIRED, checkCandidates, checkFpqTwin, fpqTwinFailure, modelsTable, randomFitSamples } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
 // Threads share memory, which a page has only when cross-origin isolated (its host sends COOP and
@@ -86,28 +86,36 @@ self.onmessage = async ({ data }) => {
     const candidate = await modelOf(data.candidate);
     const port = data.repair?.port ?? data.fpq?.port;
     const converter = port && converterOn(port);
-    let repaired;
+    let repaired, unrepairedBytes;
     if (data.repair) {
       // The samples picked are the calibration: the fit takes three quarters, the check the
       // quarter it never saw (without samples, seeded random inputs for both, said so).
       const { holdOut, repairModel } = await import('./repair.mjs');
       let fit = options.samples ?? randomFitSamples(original.description, options);
       if (options.samples) [fit, options.samples] = holdOut(options.samples);
+      // The converted model as it was, for the check after the repair: read again from its Blob
+      // (the repair hands its bytes over to the converter), or copied first when given as bytes.
+      const kept = data.candidate.model instanceof Blob ? null : candidate.bytes.slice();
       repaired = await repairModel(runtime, converter, original, candidate, data.conversion, fit, options, post);
+      unrepairedBytes = kept ?? await bytesOf(data.candidate.model);
       candidate.bytes = repaired.bytes;
     }
-    // The original runs once for both comparisons.
-    const [converted, fold_only] = await checkCandidates(runtime, original, [
+    // The original runs once for every comparison; after a repair the converted model as it was
+    // runs on the same samples too (what the repair bought).
+    const [converted, fold_only, unrepaired] = await checkCandidates(runtime, original, [
       { model: candidate, conversion: data.conversion, label: 'converted' },
       { model: await modelOf(data.twin), conversion: data.twinConversion, scaleAtol: true, label: 'fold-only twin' },
+      ...(repaired ? [{ model: { ...candidate, bytes: unrepairedBytes }, conversion: data.conversion, label: UNREPAIRED }] : []),
     ], options, post);
-    const result = { type: 'result', check: { converted, fold_only } };
+    const result = { type: 'result', check: { converted, fold_only, ...(unrepaired ? { unrepaired } : {}) } };
     if (repaired) Object.assign(result, { repair: repaired.report, repaired: repaired.bytes });
     if (data.fpq) {
       const fpq = await checkFpq(converter, candidate, options, post);
       result.check.fpq = fpq.check;
       if (fpq.bytes) result.fpqTwin = fpq.bytes;
     }
+    const models = modelsTable(result.check, { repaired: Boolean(repaired) });
+    if (models) result.check.models = models;
     self.postMessage(result);
   } catch (e) {
     self.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) });

@@ -2,8 +2,20 @@
 // (nothing is read here: the check's worker reads them when "Check" is pressed), and the choices
 // that turn images into tensors. The page's first load carries only this; the readers load with
 // the check.
+import { imageLayout } from './preprocess.mjs';
+
 const IMAGE = /\.(png|jpe?g|webp)$/i;
 const ARRAY = /\.(npy|npz)$/i;
+
+// The channels an image feeds the model's one image input (1 or 3), or null when it takes no image.
+function imageChannels(description) {
+  if (description?.inputs.length !== 1) return null;
+  try {
+    return imageLayout(description.inputs[0]).channels;
+  } catch {
+    return null;
+  }
+}
 
 // What the check will be fed, in words: "64 images, labels.npy" or "No samples: random inputs."
 function summary(files) {
@@ -16,12 +28,17 @@ function summary(files) {
   return `Samples: ${parts.join(', ')}.`;
 }
 
-export function dataPicker({ input, folder, drop, chosen, clear, imageOptions, resize, scale, order, range }) {
+// `model()`: the input model's description, whose image input says whether a colour order means
+// anything (a one-channel input takes the images' luma).
+export function dataPicker({ input, folder, drop, chosen, clear, imageOptions, resize, scale, order, range, model }) {
   let files = [];
   const show = () => {
     chosen.textContent = summary(files);
     clear.hidden = !files.length;
     imageOptions.hidden = !files.some((f) => IMAGE.test(f.name));
+    const grey = imageChannels(model()) === 1;
+    order.closest('label').hidden = grey;
+    imageOptions.dataset.channels = grey ? '1' : '';
     range.closest('label').hidden = files.length > 0;  // random inputs only without samples
   };
   // Sorted by path: a folder's samples keep their order in every browser and in the Node CLI.
@@ -47,10 +64,16 @@ export function dataPicker({ input, folder, drop, chosen, clear, imageOptions, r
     folder.value = '';
     show();
   });
-  show();
+  // Files picked while this script was loading (the panel shows with the result, before it) are
+  // taken now: their change event came before the listener.
+  if (input.files?.length) take(input.files);
+  else if (folder.files?.length) take(folder.files);
+  else show();
   return {
     // {files, preprocessing} for the check's worker, or null for random inputs.
     samples: () => (files.length ? { files, preprocessing: { resize: resize.value, scale: scale.value, order: order.value } } : null),
+    // A new model: whether its input takes a colour order.
+    refresh: show,
     inputRange: () => range.value.split(',').map(Number),
   };
 }

@@ -32,7 +32,7 @@ TEST_CASE("a Resize scale that is negative, NaN or too large leaves the dimensio
 }
 
 TEST_CASE("the fuzzer's reproducers are refused or converted, and described, without a crash") {
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(FIXTURES_DIR) + "/fuzz")) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(test::kFixturesDir) + "/fuzz")) {
     if (entry.path().extension() != ".bin") continue;
     std::string input = test::read_file(entry.path().string());
     INFO(entry.path().filename().string());

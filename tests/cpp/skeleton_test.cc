@@ -23,7 +23,7 @@ namespace {
 // (ONNX_LATTICE_ZOO): real exports with megabytes of weights.
 std::vector<std::string> models() {
   std::vector<std::string> paths;
-  for (const auto& name : test::fixture_names()) paths.push_back(std::string(FIXTURES_DIR) + "/" + name);
+  for (const auto& name : test::fixture_names()) paths.push_back(std::string(test::kFixturesDir) + "/" + name);
   if (const char* zoo = std::getenv("ONNX_LATTICE_ZOO"); zoo && std::filesystem::is_directory(zoo)) {
     for (const auto& entry : std::filesystem::directory_iterator(zoo)) {
       if (entry.path().extension() == ".onnx") paths.push_back(entry.path().string());

@@ -19,19 +19,22 @@
 
 namespace test {
 
+// The committed fixtures' folder (tests/cpp/fixtures_dir.cc).
+extern const char* const kFixturesDir;
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-inline std::string fixture(const std::string& name) { return read_file(std::string(FIXTURES_DIR) + "/" + name); }
+inline std::string fixture(const std::string& name) { return read_file(std::string(kFixturesDir) + "/" + name); }
 
 // Every committed fixture model, sorted.
 inline const std::vector<std::string>& fixture_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const auto& entry : std::filesystem::directory_iterator(FIXTURES_DIR)) {
+    for (const auto& entry : std::filesystem::directory_iterator(kFixturesDir)) {
       if (entry.path().extension() == ".onnx") out.push_back(entry.path().filename().string());
     }
     std::sort(out.begin(), out.end());

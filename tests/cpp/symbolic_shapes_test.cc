@@ -200,6 +200,7 @@ TEST_CASE("auto_pad SAME at stride 2 on an input of unknown height: the pad-movi
   auto& g = *m.mutable_graph();
   test::set_input_shape(*g.add_input(), "x", {1, 2, 8, 8});
   g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("H");
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(3)->set_dim_param("W");
   g.add_output()->set_name("y");
   *g.add_initializer() = test::float_tensor("w", {2, 2, 3, 3}, std::vector<float>(36, 0.1f));
   auto& conv = test::add_node(g, "Conv", "conv", {"x", "w"}, {"c"});
@@ -224,10 +225,13 @@ TEST_CASE("auto_pad SAME at stride 2 on an input of unknown height: the pad-movi
   REQUIRE(it != report.matches.end());
   CHECK_FALSE(it->applied);
   CHECK_THAT(it->reason, Contains("needs the height (auto_pad SAME_UPPER at stride 2 pads by it) (dimension 2) of 'x', "
-                                  "which is unknown (shape [1, 2, H, 8])"));
-  Options pinned;
-  pinned.input_shapes = {{"x", {1, 2, 8, 8}}};
-  auto fixed = run(m, pinned);
-  auto applied_fixed = applied(fixed);
-  CHECK(applied_fixed.contains("LatticeStride2AsymPadConvMaxPoolPattern:conv"));
+                                  "which is unknown (shape [1, 2, H, W])"));
+  // Pinned to an odd size, SAME pads every side by 1 and the pattern moves them; to an even size,
+  // SAME pads the bottom and right only, the target's own stride-2 form, which stays as it is.
+  Options odd;
+  odd.input_shapes = {{"x", {1, 2, 9, 9}}};
+  CHECK(applied(run(m, odd)).contains("LatticeStride2AsymPadConvMaxPoolPattern:conv"));
+  Options even;
+  even.input_shapes = {{"x", {1, 2, 8, 8}}};
+  for (const auto& id : applied(run(m, even))) CHECK(id.find(":conv") == std::string::npos);
 }

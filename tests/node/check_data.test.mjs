@@ -5,7 +5,7 @@
 // raw values, onnxruntime-node runs both models directly.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -115,6 +115,50 @@ test('a folder of PNG images with the [0, 2) scale gives the .npy figures for th
   // The CLI's flags say the same.
   const r = CLIS.node(['check', MODEL, CONVERTED, '--inputs', join(TRAINED, 'heldout_png'), '--image-scale', '0,2', '--json']);
   assert.equal(JSON.parse(r.stdout).outputs[0].top1_agreement, logits(fromArrays).top1_agreement);
+});
+
+test('the original\'s own accuracy on the samples comes first: under a scale it was not trained for, the verdict says so', () => {
+  // The held-out PNGs and their labels (each file is named INDEX_LABEL.png).
+  const folder = join(dir, 'labelled_png');
+  mkdirSync(folder);
+  const pngs = readdirSync(join(TRAINED, 'heldout_png')).sort();
+  for (const f of pngs) cpSync(join(TRAINED, 'heldout_png', f), join(folder, f));
+  // Their labels in the folder with them, under a name of their own.
+  const labelsFile = join(folder, 'digit_classes.npy');
+  const py = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys; numpy.save(sys.argv[1], numpy.array([int(a) for a in sys.argv[2:]], numpy.int64))',
+    labelsFile, ...pngs.map((f) => f.slice(5, -4))]);
+  assert.equal(py.status, 0, py.stderr);
+  const run = (scale) => {
+    const r = CLIS.node(['convert', MODEL, '-o', join(dir, `scale-${scale}.onnx`), '--check', '--inputs', folder, '--image-scale', scale]);
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.split('\n').find((l) => l.startsWith('check: data: '));
+  };
+  // Trained on u8 / 128 (Lattice's [0, 2)): read as [0, 1) it fails its own labels, and is told.
+  const wrong = run('0,1'), right = run('0,2');
+  const accuracyOf = (line) => Number(/the original gets ([\d.]+) %/.exec(line)[1]);
+  assert.ok(accuracyOf(wrong) < 90 && accuracyOf(right) > 95, `${wrong} / ${right}`);
+  assert.match(wrong, /: if it does better on its own data, these samples are not read as it expects \(images scaled to 0,1\)/);
+  assert.doesNotMatch(right, /not read as it expects/);
+  // Labels in the folder and given too: one of them.
+  const both = CLIS.node(['check', MODEL, CONVERTED, '--inputs', folder, '--labels', labelsFile]);
+  assert.equal(both.status, 2);
+  assert.match(both.stderr, /holds its images' labels \(digit_classes.npy\) and labels are given too: give one of them/);
+});
+
+test('colour images into a one-channel model: fed their luma, and said', () => {
+  const folder = join(dir, 'colour_png');
+  mkdirSync(folder);
+  const py = spawnSync('/usr/bin/python3', ['-c', `import sys
+from PIL import Image
+for i, colour in enumerate([(200, 30, 30), (30, 200, 30), (128, 128, 128)]):
+    Image.new('RGB', (32, 32), colour).save(f'{sys.argv[1]}/{i}.png')`, folder], { encoding: 'utf8' });
+  assert.equal(py.status, 0, py.stderr);
+  const r = CLIS.node(['convert', MODEL, '-o', join(dir, 'colour.onnx'), '--check', '--inputs', folder]);
+  assert.equal(r.status, 0, r.stderr);
+  // Two of the three are in colour (the grey one is not), and the summary no longer says RGB.
+  assert.match(r.stdout, /check: data: 2 of the 3 images are in colour, and the model takes one channel: it was fed their luma/);
+  assert.match(r.stdout, /scaled to 0,1, one channel \(the luma of 2 colour images\)/);
+  assert.doesNotMatch(r.stdout, /, RGB/);
 });
 
 test('bad samples are usage errors naming the file and what is wrong; nothing is compared', () => {

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 
@@ -1784,12 +1784,30 @@ async function trainedInPage(folder, url = base) {
   return { model, images, ...opened };
 }
 
+test('samples picked while the samples panel\'s script still loads are taken when it comes', async () => {
+  const { page, context, consoleErrors } = await openPage();
+  // The panel's script held back until the samples are picked: their change event comes first.
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/data-picker.js', async (route) => { await held; await route.continue(); });
+  await page.setInputFiles('[data-testid="file-input"]', join(TRAINED, 'digits.onnx'));
+  await page.waitForSelector('[data-testid="data-input"]', { state: 'attached' });
+  await page.setInputFiles('[data-testid="data-input"]', join(TRAINED, 'heldout.npz'));
+  release();
+  await waitDone(page);
+  await page.waitForFunction(() => document.querySelector('[data-testid="data-chosen"]').textContent !== 'No samples: random inputs.', null, { timeout: 30_000 });
+  assert.equal(await page.textContent('[data-testid="data-chosen"]'), 'Samples: heldout.npz.');
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('the page checks a trained model on picked images, with the Lattice scale, as the Node CLI does on the same samples', async () => {
   const { model, images, page, context, consoleErrors } = await trainedInPage('heldout_png');
   assert.ok(await page.isHidden('[data-testid="image-options"]'), 'no image choices without images');
   await page.setInputFiles('[data-testid="data-input"]', images);
   assert.equal(await page.textContent('[data-testid="data-chosen"]'), `Samples: ${images.length} images.`);
   assert.ok(await page.isVisible('[data-testid="image-options"]'));
+  assert.ok(await page.isHidden('[data-testid="image-order"]'), 'a one-channel input takes the luma: no colour order to choose');
   await page.selectOption('[data-testid="image-scale"]', '0,2');
   const result = await runCheckInPage(page);
   assert.equal(result.foldPass, 'true', result.text);
@@ -1804,7 +1822,20 @@ test('the page checks a trained model on picked images, with the Lattice scale, 
   assert.equal(logits.top1_agreement, node.outputs[0].top1_agreement);
   assert.ok(logits.top1_agreement < 0.5, `the default conversion decides differently (${logits.top1_agreement})`);
   assert.match(result.text, new RegExp(`output 'logits' decides as the original on ${(100 * logits.top1_agreement).toFixed(1)} % of ${images.length} samples of ${images.length} images`));
-  assert.match(result.text, /samples of 64 images in 2 batches like image 32×1×32×32; images stretched to 32×32, scaled to 0,2, RGB/);
+  assert.match(result.text, /samples of 64 images in 2 batches like image 32×1×32×32; images stretched to 32×32, scaled to 0,2, one channel/);
+
+  // The images with their labels picked beside them under a name of their own: both accuracies.
+  const classes = join(dir, 'digit_classes.npy');
+  const py = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys; numpy.save(sys.argv[1], numpy.array([int(a) for a in sys.argv[2:]], numpy.int64))',
+    classes, ...images.map((f) => basename(f).slice(5, -4))]);
+  assert.equal(py.status, 0, py.stderr);
+  await page.setInputFiles('[data-testid="data-input"]', [...images, classes]);
+  await runCheckInPage(page);
+  const labelled = (await pageReport(page)).check;
+  assert.equal(labelled.converted.inputs.labels, images.length);
+  const nodeLabelled = await api.check(model, converted, { inputs: join(TRAINED, 'heldout_png'), labels: classes, preprocessing: { scale: '0,2' } });
+  assert.deepEqual(labelled.converted.outputs[0].accuracy, nodeLabelled.outputs[0].accuracy);
+  assert.ok(labelled.converted.outputs[0].accuracy.original > 0.95);
 
   // An .npz with labels: both accuracies, the Node API's.
   await page.click('[data-testid="data-clear"]');
@@ -1882,6 +1913,16 @@ test('the page repairs a trained model from picked images and gives the Node API
   const { repair, check } = await pageReport(page);
   assert.equal(check.converted.inputs.samples, 32, 'checked on the quarter the fit did not see');
   assert.ok(check.converted.outputs[0].top1_agreement > 0.9, `agreement on held-out samples ${check.converted.outputs[0].top1_agreement}`);
+  // Every model on the same 32 samples, as the Node CLI's table: the converted one as it was too.
+  const rows = await page.$$eval('[data-testid="check-models"] tbody tr', (trs) => trs.map((tr) => [tr.dataset.model, ...[...tr.cells].slice(1).map((td) => td.textContent)]));
+  const pct = (x) => `${(100 * x).toFixed(1)} %`;
+  assert.deepEqual(rows, [
+    ['original', '—'],
+    ['converted', pct(check.unrepaired.outputs[0].top1_agreement)],
+    ['repaired', pct(check.converted.outputs[0].top1_agreement)],
+  ]);
+  assert.equal(check.unrepaired.inputs.samples, 32);
+  assert.ok(check.unrepaired.outputs[0].top1_agreement < 0.5, 'the conversion alone fails the task the repair restores');
   assert.ok(await page.$$eval('[data-testid="match-row"] .repair-change', (rows) => rows.length) > 0, 'refitted layers in the plan');
   const { path, name } = await downloadFile(page, 'download');
   assert.equal(name, 'digits.lattice.repaired.onnx');

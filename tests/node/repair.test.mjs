@@ -24,19 +24,21 @@ const description = await lattice.describe(readFileSync(MODEL));
 const images = numpyValues(join(TRAINED, 'heldout.npy'), Float32Array, dir);
 const labels = Array.from(numpyValues(join(TRAINED, 'heldout_labels.npy'), BigInt64Array, dir), Number);
 
-// Held-out accuracy of a model (path or bytes), all samples in one run.
-async function accuracy(model) {
+// A model's (path or bytes) top-1 class of every held-out sample, all samples in one run.
+async function predictions(model) {
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
   const { logits } = await session.run({ image: new ort.Tensor('float32', images, [labels.length, 1, 32, 32]) });
   await session.release();
-  let right = 0;
-  for (let i = 0; i < labels.length; ++i) {
-    const row = logits.data.subarray(i * 10, i * 10 + 10);
-    if (row.indexOf(Math.max(...row)) === labels[i]) right += 1;
-  }
   assert.ok(logits.data.every(Number.isFinite), 'every logit finite');
-  return right / labels.length;
+  return labels.map((_, i) => {
+    const row = logits.data.subarray(i * 10, i * 10 + 10);
+    return row.indexOf(Math.max(...row));
+  });
 }
+const share = (xs, ys) => xs.filter((x, i) => x === ys[i]).length / xs.length;
+
+// Held-out accuracy of a model (path or bytes).
+const accuracy = async (model) => share(await predictions(model), labels);
 
 const original = await accuracy(MODEL);
 
@@ -113,6 +115,29 @@ test('without samples, the repair draws its random inputs apart from the check\'
   const judged = CLIS.node(['convert', MODEL, '-o', join(dir, 'judged.onnx'), '--repair', '--check', '--inputs', join(TRAINED, 'heldout.npz')]);
   assert.equal(judged.status, 0, judged.stderr);
   assert.doesNotMatch(judged.stdout, /neither says/);
+});
+
+test('one table, one sample set: the original, converted, repaired and FPQ twin on the same held-out digits, as onnxruntime gives them here', async () => {
+  const out = join(dir, 'table.onnx'), report = `${out}.json`, twin = join(dir, 'table.fpq.onnx'), plain = join(dir, 'table.plain.onnx');
+  const r = CLIS.node(['convert', MODEL, '-o', out, '--report', report, '--repair', '--calibration', join(TRAINED, 'calibration.npy'),
+    '--check', '--inputs', join(TRAINED, 'heldout.npz'), '--simulate', 'fpq', '--fpq-twin', twin]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(CLIS.node(['convert', MODEL, '-o', plain, '--quiet']).status, 0);
+  const { models } = JSON.parse(readFileSync(report, 'utf8')).check;
+  assert.equal(models.samples, '400 samples of heldout.npz, held out from the repair');
+  assert.deepEqual(models.outputs, [{ name: 'logits', figure: 'top1_agreement' }]);
+  const [mine, converted, repaired, fpq] = await Promise.all([MODEL, plain, out, twin].map(predictions));
+  assert.deepEqual(models.rows.map((row) => [row.model, row.against, row.cells[0].value, row.cells[0].accuracy]), [
+    ['original', null, null, share(mine, labels)],
+    ['converted', 'original', share(converted, mine), share(converted, labels)],
+    ['repaired', 'original', share(repaired, mine), share(repaired, labels)],
+    ['FPQ twin', 'repaired', share(fpq, repaired), share(fpq, labels)],
+  ]);
+  // The table leads: before the repair's lines and the check's.
+  const lines = r.stdout.split('\n');
+  const table = lines.findIndex((l) => /^check: on 400 samples of heldout.npz, held out from the repair:$/.test(l));
+  assert.ok(table >= 0 && table < lines.findIndex((l) => l.startsWith('repair: ')), r.stdout);
+  assert.match(lines[table + 1], /model +logits: top1 agreement/);
 });
 
 test('the API: repair() gives the repaired bytes; random inputs say they make a weaker repair; one sample or constant images stay finite', async () => {

@@ -366,6 +366,8 @@ test('readSamples: a file that is not an image, WebP, a huge PNG, mixed folders 
   mkdirSync(mixed);
   writeFileSync(join(mixed, 'a.npy'), file('float32.npy'));
   writeFileSync(join(mixed, 'b.png'), file('rgb.png'));
+  // Images with one .npy take it as their labels; with two, the folder mixes kinds.
+  writeFileSync(join(mixed, 'c.npy'), file('float32.npy'));
   await assert.rejects(readSamples(mixed, img), dataError(/^mixed\/: mixes \.npy files \(a\.npy\) and images \(b\.png\): use one kind$/));
   await assert.rejects(readSamples(path('rgb.png'), [input('tokens', ['N', 16])]), dataError(/^rgb\.png: input 'tokens' \[N, 16\]: images need a 4-D input with 1 or 3 channels/));
   await assert.rejects(readSamples(path('rgb.png'), npzInputs), dataError(/^rgb\.png: images feed a model of one input; this one has 2 \(image, mask\)/));

@@ -73,8 +73,9 @@ const Pattern& conv2d_pattern() {
       .name = "LatticeConv2dPattern",
       .phase = Phase::kConversion,
       .numerically_equivalent = false,
-      .matches = "2-D Conv outside the target's accepted kernels and strides, or with pads other than k/2 (a "
-                 "Pad -> Conv(3x3, stride 2, pads 0) pair is accepted)",
+      .matches = "2-D Conv outside the target's accepted kernels and strides, or with pads other than k/2 (the "
+                 "asymmetric stride-2 form, a Pad -> Conv(3x3, stride 2, pads 0) pair or a 3x3 stride-2 Conv with pads "
+                 "[0, 0, 1, 1], is accepted)",
       .emits = "the Conv with kernel and stride snapped to the nearest accepted (ties to the smaller; a 1x1 with "
                "stride > 1 becomes 3x3) and pads k/2; weights kept if their shape stays, else re-initialised",
       .chain = {Step{{"Conv"}, is_nonconforming_conv, false}},

@@ -60,13 +60,18 @@ bool takes_stride(const ConvKernel& k, int64_t stride) {
 
 }  // namespace
 
-bool padded_stride2_pair(const MatchContext& ctx, int node, const Conv2d& conv) {
+bool asymmetric_stride2_conv(const MatchContext& ctx, int node, const Conv2d& conv) {
   const Window& w = conv.window;
   int64_t k = lattice_target(ctx).stride2_kernel;
+  if (k <= 0 || w.kernel[0] != k || w.kernel[1] != k || w.strides[0] != 2 || w.strides[1] != 2 || w.dilations[0] != 1 ||
+      w.dilations[1] != 1 || !w.pads_known) {
+    return false;
+  }
+  // Padded by the Conv itself, bottom and right only: the same arithmetic as the pair.
+  if (w.pads == std::vector<int64_t>{0, 0, k / 2, k / 2}) return true;
   bool zero_pads = std::all_of(w.pads.begin(), w.pads.end(), [](int64_t p) { return p == 0; });
-  if (w.kernel[0] != k || w.kernel[1] != k || w.strides[0] != 2 || w.strides[1] != 2 || !zero_pads) return false;
   int producer = ctx.view.producer(ctx.view.node(node).input(0));
-  return producer >= 0 && ctx.view.node(producer).op_type() == "Pad";
+  return zero_pads && producer >= 0 && ctx.view.node(producer).op_type() == "Pad";
 }
 
 bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
@@ -74,7 +79,7 @@ bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv) {
   if (w.kernel[0] != w.kernel[1]) return false;
   int64_t k = w.kernel[0];
   const LatticeTarget& target = lattice_target(ctx);
-  if (padded_stride2_pair(ctx, node, conv)) return true;
+  if (asymmetric_stride2_conv(ctx, node, conv)) return true;
   if (!w.pads_known || !w.pads_symmetric_same()) return false;
   // The strides an accepted kernel lists hold along each axis: a 3x3 at stride (2, 1) runs.
   for (const auto& accepted : target.conv_kernels) {

@@ -77,13 +77,14 @@ std::optional<Window> pool2d(const MatchContext& ctx, int node);
 
 // Kernel, stride and pads of a Conv the target accepts: a square accepted kernel whose stride
 // along each axis is one the kernel accepts (a 3x3 at stride (2, 1) included), with pads k/2, or
-// a stride-2 Conv of the target's stride2_kernel without pads whose input a Pad writes (the pair
-// LatticeStride2AsymPadConvMaxPoolPattern emits).
+// the target's asymmetric stride-2 form (asymmetric_stride2_conv).
 bool conv_accepted(const MatchContext& ctx, int node, const Conv2d& conv);
 
-// Whether a Conv is that Pad -> Conv(stride2_kernel, stride 2, pads 0) pair: the form tf2onnx
-// writes for TensorFlow's SAME padding, which the target runs as it is.
-bool padded_stride2_pair(const MatchContext& ctx, int node, const Conv2d& conv);
+// Whether a Conv is the target's stride-2 form, padded at the bottom and right only: a
+// Pad -> Conv(stride2_kernel, stride 2, pads 0) pair (what LatticeStride2AsymPadConvMaxPoolPattern
+// emits, and tf2onnx writes for TensorFlow's SAME padding), or the Conv padded so by its own pads
+// [0, 0, k/2, k/2] (tf2onnx's SAME at stride 2 on an even size). The target runs it as it is.
+bool asymmetric_stride2_conv(const MatchContext& ctx, int node, const Conv2d& conv);
 
 // The accepted kernel and per-axis strides nearest to a Conv's: each axis's stride first (ties to
 // the smaller), then the kernel among those accepting the strides of both axes (ties to the

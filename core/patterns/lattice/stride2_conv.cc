@@ -31,13 +31,14 @@ bool followed_by_maxpool(const MatchContext& ctx, int conv) {
   return false;
 }
 
-// A Pad -> Conv(3x3, stride 2, pads 0) pair is left as it is: the target runs it, and at stride 1
-// the Conv's pads would snap to k/2 on top of the Pad's, one row and column more than the
-// original's grid, which no later layer's refit could then reach.
+// The target's asymmetric stride-2 form (a Pad -> Conv(3x3, stride 2, pads 0) pair, or the Conv
+// padded bottom and right by itself) is left as it is: the target runs it exactly. Rewritten, the
+// pair's stride-1 Conv would have its pads snapped to k/2 on top of the Pad's, a grid one row and
+// column wider than the original's, which no later layer's refit could then reach.
 bool is_stride2_conv(const MatchContext& ctx, int node) {
   auto conv = conv2d(ctx, node);
   return conv && conv->window.strides[0] == 2 && conv->window.strides[1] == 2 && !followed_by_maxpool(ctx, node) &&
-         !padded_stride2_pair(ctx, node, *conv);
+         !asymmetric_stride2_conv(ctx, node, *conv);
 }
 
 // Stride-1 pads that keep the size, for a Conv whose auto_pad asked for SAME.
@@ -58,6 +59,9 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   const auto& conv = ctx.view.node(conv_index);
   const std::string label = ctx.view.label(conv_index);
   Conv2d c = *conv2d(ctx, conv_index);
+  // Whether auto_pad SAME pads it bottom and right only (the target's asymmetric form, left as it
+  // is) depends on the size: unknown, the rewrite is refused naming it.
+  if (auto s = pads_resolved(ctx, conv.input(0), c.window); !s) return s.error();
 
   Replacement r;
   onnx::NodeProto new_conv = conv;
@@ -89,8 +93,9 @@ const Pattern& stride2_conv_bn_relu_pattern() {
       .name = "LatticeStride2ConvBnReLUPattern",
       .phase = Phase::kConversion,
       .numerically_equivalent = false,
-      .matches = "Conv stride 2 -> [BatchNormalization] -> [Relu], with no MaxPool after the chain (a Pad -> "
-                 "Conv(3x3, stride 2, pads 0) pair, which the target runs, is left as it is)",
+      .matches = "Conv stride 2 -> [BatchNormalization] -> [Relu], with no MaxPool after the chain (the target's "
+                 "asymmetric stride-2 form, a Pad -> Conv(3x3, stride 2, pads 0) pair or a 3x3 stride-2 Conv with pads "
+                 "[0, 0, 1, 1], which it runs, is left as it is)",
       .emits = "the chain with the Conv at stride 1 (weights kept), then MaxPool(2x2, stride 2, pads 0, ceil_mode 1)",
       .chain = {Step{{"Conv"}, is_stride2_conv, false}, Step{{"BatchNormalization"}, {}, true},
                 Step{{"Relu"}, {}, true}},
