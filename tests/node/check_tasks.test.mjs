@@ -157,7 +157,15 @@ test('the check on samples: every output\'s task figures are what the models\' o
   between(sequence.sequence_agreement, 'sequences');
   assert.ok(sequence.step_agreement > sequence.sequence_agreement, 'a sequence differs where any of its steps does');
   const logits = out('logits');
-  assert.deepEqual(logits.task, { kind: 'classes', samples: N, top1_agreement: expectedTop1('logits') });
+  // The original's mean top-1 probability (its softmax: these are logits), for the data's line.
+  const classes = original.logits.dims[1];
+  const confidence = rows(original.logits.values, classes).reduce((sum, row) => {
+    const top = Math.max(...row);
+    return sum + 1 / row.reduce((z, v) => z + Math.exp(v - top), 0);
+  }, 0) / N;
+  const { original_confidence: given, ...task } = logits.task;
+  assert.deepEqual(task, { kind: 'classes', samples: N, top1_agreement: expectedTop1('logits') });
+  assert.ok(Math.abs(given - confidence) < 1e-12, `${given} against ${confidence}`);
   assert.equal(logits.top1_agreement, logits.task.top1_agreement, 'top1_agreement stays where it was');
 
   // On samples, each output's task figures are its first line, before the distance.

@@ -1888,7 +1888,10 @@ test('the page shows each output\'s task figures (a map, anchors, a sequence, cl
   assert.ok(column > 0, converted.head.join(' | '));
   for (const o of node.outputs) {
     const mine = check.converted.outputs.find((x) => x.name === o.name);
-    assert.deepEqual(mine.task, o.task, o.name);
+    // The decisions are the same; a mean probability may differ in its last bits between the runtimes.
+    const { original_confidence: a, ...decided } = mine.task ?? {}, { original_confidence: b, ...expected } = o.task ?? {};
+    assert.deepEqual(decided, expected, o.name);
+    assert.ok(a === b || Math.abs(a - b) < 1e-6, `${o.name}: confidence ${a} against ${b}`);
     assert.equal(converted.rows.find((r) => r[0] === o.name)[column], taskCell(o.task), o.name);
   }
   assert.deepEqual(['maps', 'maps_nhwc', 'scores', 'probs', 'ctc', 'logits'].map((n) => check.converted.outputs.find((o) => o.name === n).task.kind),
