@@ -21,12 +21,12 @@ export const DEFAULT_SEED = 0;
 // the check's seed mixed with this constant: a check after a fit on random inputs, with the same
 // seed, never feeds a sample the fit saw (which made a repair pass its own training data).
 const FIT_STREAM = 0x5bd1e995;
-export const fitSeed = (seed) => (seed ^ FIT_STREAM) >>> 0;
+const fitSeed = (seed) => (seed ^ FIT_STREAM) >>> 0;
 
 // Without calibration data, a fit draws FIT_SAMPLES seeded random inputs in `inputRange` at the
 // check's sizes (inputShapes; every dynamic dimension but the batch given), from the fits' stream,
 // recorded as drawn. `description`: the model's.
-export const FIT_SAMPLES = 32;
+const FIT_SAMPLES = 32;
 export function randomFitSamples(description, { seed = DEFAULT_SEED, inputRange = DEFAULT_INPUT_RANGE, inputShapes = {} } = {}) {
   const sized = feedShapes(description, inputShapes);
   const shapes = Object.fromEntries(Object.entries(sized).map(([name, dims]) => [name, [FIT_SAMPLES, ...dims.slice(1)]]));
@@ -859,7 +859,7 @@ export function verdict(check, kind, repair) {
       `folding changed ${check.outputs.filter((o) => !o.pass).map((o) => `'${o.name}' by up to ${figure(o.max_abs ?? NaN)}`).join(', ')}: beyond rtol ${check.tolerance.rtol}, atol ${check.tolerance.atol} — a defect, please report it`];
   }
   if (kind === 'fpq') return fpqLines(check);
-  const data = kind === 'fold_only' ? [] : dataLines(check);
+  const data = dataLines(check);
   // A repair fitted on random inputs and checked on others: no figure here can judge it.
   const blind = kind === 'repaired' && repair?.data?.seed !== undefined && !onSamples(check.inputs)
     ? [`the repair fitted ${repair.data.source} and this check fed random inputs too (drawn apart from them): neither says whether the repaired model still does its task; repair from your samples and check on others`]

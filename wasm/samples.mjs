@@ -128,6 +128,15 @@ function assign(arrays, inputs, source) {
   return inputs.map((input) => [input, input.name]);
 }
 
+// Where the labels are among files named `names` (picked, dropped or in one folder) that are
+// images but for one: that one, when it is a .npy, under any name (images have no other use for
+// one); -1 otherwise. Node's folders and the page's picks read labels by this one rule.
+const IMAGE_NAME = /\.(png|jpe?g|webp)$/i;
+export function labelsBesideImages(names) {
+  const others = names.flatMap((n, i) => (IMAGE_NAME.test(n) ? [] : [i]));
+  return others.length === 1 && names.length > 1 && /\.npy$/i.test(names[others[0]]) ? others[0] : -1;
+}
+
 // The class labels: a 1-D array of `samples` integers (integer-valued floats accepted) as Int32Array.
 function labelsOf(labels, samples, where) {
   if (labels.shape.length !== 1 || labels.shape[0] !== samples) {

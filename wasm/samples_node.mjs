@@ -12,7 +12,7 @@ import { PNG } from 'pngjs';
 import { DEFAULT_MAX_BYTES, dataError, firstBytes, readNpy } from './npy.mjs';
 import { readNpz } from './npz.mjs';
 import { imageBatch } from './preprocess.mjs';
-import { arraysFromTensors, concatSamples, labelsFromValues, samplesForInputs } from './samples.mjs';
+import { arraysFromTensors, concatSamples, labelsBesideImages, labelsFromValues, samplesForInputs } from './samples.mjs';
 
 // Decoded images are refused over 100 megapixels (jpeg-js's own default), before decoding.
 export const MAX_IMAGE_PIXELS = 100e6;
@@ -162,10 +162,10 @@ async function readFolder(dir, inputs, preprocessing, maxBytes) {
     if (kinds[i] === 'webp') throw webpError(`${folder}${n}`);
   });
   const images = kinds.filter((k) => IMAGE_KINDS.has(k)).length;
-  // Images with one .npy: their labels, whatever its name (as the page takes them).
+  // Images with one .npy: their labels (samples.mjs, labelsBesideImages).
   let labels;
-  if (images && images === names.length - 1) {
-    const at = kinds.indexOf('npy');
+  const at = labelsBesideImages(names);
+  if (at >= 0) {
     labels = join(dir, names[at]);
     names.splice(at, 1);
     kinds.splice(at, 1);

@@ -6,19 +6,17 @@ import { unzipSync } from './fflate.mjs';
 import { dataError, readNpy } from './npy.mjs';
 import { readNpz } from './npz.mjs';
 import { imageBatch } from './preprocess.mjs';
-import { concatSamples, samplesForInputs } from './samples.mjs';
+import { concatSamples, labelsBesideImages, samplesForInputs } from './samples.mjs';
 
 const IMAGE = /\.(png|jpe?g|webp)$/i;
 // The labels of .npy samples: a .npy of this name picked with them.
 const LABELS = 'labels.npy';
 
-// The labels among the picked files and the samples: with images, the one .npy picked with them,
-// whatever its name (images have no other use for one); with .npy samples, labels.npy.
+// The labels among the picked files and the samples: with images, the one .npy picked with them
+// (labelsBesideImages); with .npy samples, labels.npy.
 function splitLabels(files) {
-  const images = files.filter((f) => IMAGE.test(f.name));
-  const others = files.filter((f) => !IMAGE.test(f.name));
-  if (images.length && others.length === 1 && others[0].name.toLowerCase().endsWith('.npy')) return { labelsFile: others[0], data: images };
-  const labelsFile = files.find((f) => f.name === LABELS);
+  const at = labelsBesideImages(files.map((f) => f.name));
+  const labelsFile = at >= 0 ? files[at] : files.find((f) => f.name === LABELS);
   return { labelsFile, data: files.filter((f) => f !== labelsFile) };
 }
 

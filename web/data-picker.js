@@ -36,9 +36,7 @@ export function dataPicker({ input, folder, drop, chosen, clear, imageOptions, r
     chosen.textContent = summary(files);
     clear.hidden = !files.length;
     imageOptions.hidden = !files.some((f) => IMAGE.test(f.name));
-    const grey = imageChannels(model()) === 1;
-    order.closest('label').hidden = grey;
-    imageOptions.dataset.channels = grey ? '1' : '';
+    order.closest('label').hidden = imageChannels(model()) === 1;
     range.closest('label').hidden = files.length > 0;  // random inputs only without samples
   };
   // Sorted by path: a folder's samples keep their order in every browser and in the Node CLI.
