@@ -179,6 +179,8 @@ std::vector<OptionRow> make_rows() {
       // range fit the per-channel ranges they measured; the public convert() refuses it.
       {kChannelRanges, "", "", "", "", "channelRanges", V::kOther, "", "", {},
        "FPQ's range fit: measured per-channel ranges by tensor", kConvertCommand, kPage, ""},
+      {kChannelClips, "", "", "", "", "channelClips", V::kOther, "", "", {},
+       "FPQ's range fit: per-channel MSE-optimal clips of the activations by tensor", kConvertCommand, kPage, ""},
       {kOnProgress, "", "", "", "", "onProgress", V::kWrapper, "(event: ProgressEvent) => void", "", {},
        "every call: `{stage, fraction}` events", kConvertInspect | kCheckCommand | kRepairCall,
        kConversionApi | kApiCheck | kApiRepair, ""},

@@ -22,7 +22,7 @@ enum class OptionId {
   kLayerwise, kSeed, kInputRange, kRtol, kAtol, kInputs, kLabels, kImageResize, kImageScale, kImageOrder, kCheckShape,
   kSimulate, kMapThreshold, kMinAgreement, kMinAccuracy, kEndOfFlags, kHelp,
   // The Node API's alone: how a call is made, not what the conversion does.
-  kIgnoreUnknownSkips, kDescribe, kResolver, kDataFile, kOutputStem, kHeld, kOnConverted, kChannelRanges, kOnProgress,
+  kIgnoreUnknownSkips, kDescribe, kResolver, kDataFile, kOutputStem, kHeld, kOnConverted, kChannelRanges, kChannelClips, kOnProgress,
   kSignal,
   kScaleAtol, kInputValues, kConversion, kRidge, kMaxRows, kRefitAbove,
 };

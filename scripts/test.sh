@@ -20,6 +20,11 @@ log "fixture zoo in $ONNX_LATTICE_ZOO"
 export ONNX_LATTICE_TRAINED="$CACHE/trained"
 log "trained models in $ONNX_LATTICE_TRAINED"
 /usr/bin/python3 "$ROOT/tests/fixtures/make_trained.py" "$ONNX_LATTICE_TRAINED"
+# CNNs in the shapes people bring to the FPGA (SPPF, residual), trained on placed 64×64 digits:
+# FPQ's range fit and twin judged on models they were not developed on.
+export ONNX_LATTICE_FPQ_TRAINED="$CACHE/fpq_trained"
+log "FPQ trained models in $ONNX_LATTICE_FPQ_TRAINED"
+/usr/bin/python3 "$ROOT/tests/fixtures/make_fpq_trained.py" "$ONNX_LATTICE_FPQ_TRAINED"
 # The same digits, trained into the graph shapes of other exporters (tf2onnx's, paddle2onnx's).
 export ONNX_LATTICE_EXPORTERS="$CACHE/exporters"
 /usr/bin/python3 "$ROOT/tests/fixtures/make_exporters.py" "$ONNX_LATTICE_EXPORTERS"

@@ -753,7 +753,7 @@ function roundHalfEven(v) {
 }
 
 // How a model's activations fare in their FPQ representations on data (the FPQ twin's
-// `activations`: {tensor, role, representation, step, min, max}), each tensor taken as the float
+// `activations`: {tensor, role, representation, step, min, max, rectified_next?}), each tensor taken as the float
 // model computes it: the share of values that round outside the range and clip, the share of
 // non-zero values that round to 0 (vanish), and the SQNR, 10·log10(Σx² / Σ(x − q(x))²) in dB
 // (Infinity where nothing changes). Accumulated batch by batch: no tensor is held for all samples.
@@ -762,8 +762,10 @@ export async function activationFit(runtime, model, batches, representations) {
   const outputs = new Set(model.description.outputs.map((o) => o.name));
   const sums = representations.map((r) => ({ ...r, count: 0, clipped: 0, vanished: 0, signal: 0, noise: 0 }));
   const add = (s, values) => {
-    for (const x of values) {
+    for (let x of values) {
       if (!Number.isFinite(x)) continue;
+      // Only Relus read it: what they zero, an unsigned representation loses nothing of.
+      if (s.rectified_next && x < 0) x = 0;
       const steps = roundHalfEven(x / s.step) * s.step;
       const q = Math.min(s.max, Math.max(s.min, steps));
       s.count += 1;
@@ -1043,8 +1045,11 @@ export function modelsTable({ converted, unrepaired, fpq }, { repaired = false, 
   const last = repaired ? 'repaired' : name;
   rows.push({ model: last, against: 'original', cells: cellsOf(converted) });
   if (fpq && !fpq.error) rows.push({ model: 'FPQ twin', against: last, cells: cellsOf(fpq) });
+  // A share split off by holdOut (repair.mjs) names what it was held out from in its source; a
+  // whole file the repair did not fit is said to be here.
+  const heldOut = converted.inputs.held_out && !converted.inputs.source.includes('held out from') ? ', held out from the repair' : '';
   return {
-    samples: onText(tasks[0].task.samples, converted.inputs) + (converted.inputs.held_out ? ', held out from the repair' : ''),
+    samples: onText(tasks[0].task.samples, converted.inputs) + heldOut,
     outputs: tasks.map((t) => ({ name: t.name, figure: GATED_FIGURE[t.task.kind] })), rows,
   };
 }

@@ -158,7 +158,7 @@ export interface Report {
 export interface RangeFitReport {
   pattern: 'FpqRangeFitPattern';
   data: { source: string; samples: number; seed?: number; note?: string };
-  /** Relu and Conv outputs whose per-channel ranges were measured. */
+  /** Relu, MaxPool, Add, Conv and BatchNormalization outputs whose per-channel ranges were measured. */
   tensors_measured: number;
   /** The range fit's matches (ids as every pattern's; skip one with skipMatches). */
   matches: Match[];
@@ -167,6 +167,10 @@ export interface RangeFitReport {
   /** The share of all FPQ activation values that clip, before → after; and per tensor. */
   clipped: { before: number; after: number };
   activations: { tensor: string; role: string; representation: string; clipped: { before: number; after: number }; sqnr_db: { before: number; after: number } }[];
+  /** The channels that clip where no scale fits: each at its clip (the MSE-optimal one on the samples,
+   *  or where the next layer's weights stop the scale), in the model's own units, with its largest
+   *  value and what the clip costs on the samples. */
+  clips: { tensor: string; channels: { channel: number; clip: number; largest: number; clipped: number; sqnr_db: number }[] }[];
   /** The fitted model against the model before the fit, with the fold-only tolerance. */
   float_check: { pass: boolean; verdict?: string; error?: string; outputs: { name: string; max_abs: number; pass: boolean }[] };
 }

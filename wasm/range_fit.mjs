@@ -2,7 +2,7 @@
 // fits the weights and activations to are measured here, by running the float model on samples,
 // and the core rewrites it. The flow, on the model as it stands (converted, or repaired):
 //   1. run it on the calibration samples (or seeded random inputs in FPQ's input range [0, 2),
-//      said so) and keep, per channel, the largest |value| of every Relu's and Conv's output;
+//      said so) and keep, per channel, the largest value of every activation FPQ holds (rangeTensors);
 //   2. convert it again with only the range fit, given those ranges (its matches, their ids and
 //      what no scale can fit are the core's);
 //   3. say what that did: each FPQ activation's clipped share and SQNR on the same samples, before
@@ -10,37 +10,86 @@
 //      tolerance: the fit is exact in float up to rounding).
 // One module for both shells, like repair.mjs: handed the runtime and the converter.
 import { activationFit, checkCandidates, feedBatches, percent, randomFitSamples, runModel } from './check.mjs';
+import { addValues, channelHistograms, clipCost, optimalClips } from './fpq_clip.mjs';
 
 export const RANGE_FIT_PATTERN = 'FpqRangeFitPattern';
 // FPQ's input layer is unsigned 1.7: random inputs for the fit are drawn in its range.
 export const FPQ_INPUT_RANGE = Object.freeze([0, 2]);
+// The largest value unsigned 1.7 holds.
+const FPQ_ACTIVATION_TOP = 2 - 1 / 128;
 
-// The tensors the pattern reads ranges of: every Relu's output (the activation it fits) and every
-// Conv's (the conv output's signed 5.10 bounds how far its weights may grow).
+// The tensors the pattern reads ranges of, and how: the values FPQ holds in unsigned 1.7 (Relu,
+// MaxPool and Add outputs) by their largest value (an Add's negative values are zeroed by that
+// representation whatever the scale), the signed 5.10 ones (Conv and BatchNormalization outputs:
+// a conv's bounds how far its weights may grow) by their largest |value|.
+const RANGE_OF = { Relu: 'top', MaxPool: 'top', Add: 'top', Conv: 'magnitude', BatchNormalization: 'magnitude' };
+
 export function rangeTensors(description) {
-  const names = [];
-  for (const n of description.nodes) if ((n.op === 'Relu' || n.op === 'Conv') && n.outputs[0]?.name) names.push(n.outputs[0].name);
-  return names;
+  const tensors = [];
+  for (const n of description.nodes) if (RANGE_OF[n.op] && n.outputs[0]?.name) tensors.push({ name: n.outputs[0].name, of: RANGE_OF[n.op] });
+  return tensors;
 }
 
-// Per channel (axis 1), the largest |value| of each tensor over all batches: {tensor: [..]}.
-export async function measureChannelRanges(runtime, model, batches) {
-  const names = rangeTensors(model.description);
+// Per channel (axis 1), the largest value (or |value|) of each tensor over all batches: {tensor: [..]}.
+async function channelTops(runtime, model, batches, tensors) {
   const outputs = new Set(model.description.outputs.map((o) => o.name));
-  const ranges = {};
-  await runModel(runtime, model, batches, names.filter((n) => !outputs.has(n)), { load: 0, run: 0 }, (index, out) => {
-    for (const name of names) {
+  const tops = {};
+  await runModel(runtime, model, batches, tensors.map((t) => t.name).filter((n) => !outputs.has(n)), { load: 0, run: 0 }, (index, out) => {
+    for (const { name, of } of tensors) {
       const t = out[name];
       if (!t || t.dims.length < 2 || t.type !== 'float32') continue;
       const channels = t.dims[1], inner = t.dims.slice(2).reduce((a, b) => a * b, 1);
-      const top = (ranges[name] ??= new Array(channels).fill(0));
+      const top = (tops[name] ??= new Array(channels).fill(0));
       for (let i = 0; i < t.data.length; ++i) {
-        const v = Math.abs(t.data[i]), c = Math.floor(i / inner) % channels;
+        const v = of === 'top' ? t.data[i] : Math.abs(t.data[i]), c = Math.floor(i / inner) % channels;
         if (v > top[c] && Number.isFinite(v)) top[c] = v;
       }
     }
   });
-  return ranges;
+  return tops;
+}
+
+// The ranges the pattern fits to, per channel: the largest value of each activation FPQ holds in
+// unsigned 1.7 and the largest |value| of the signed ones; and for the activations, where no scale
+// fits, their MSE-optimal clip on the samples (fpq_clip.mjs; a second run fills the histograms
+// over the first's largest values). Returns {ranges, clips, histograms}.
+export async function measureChannelRanges(runtime, model, batches) {
+  const tensors = rangeTensors(model.description);
+  const tops = await channelTops(runtime, model, batches, tensors);
+  const activations = tensors.filter((t) => t.of === 'top' && tops[t.name]);
+  const histograms = Object.fromEntries(activations.map((t) => [t.name, channelHistograms(tops[t.name])]));
+  const outputs = new Set(model.description.outputs.map((o) => o.name));
+  await runModel(runtime, model, batches, activations.map((t) => t.name).filter((n) => !outputs.has(n)), { load: 0, run: 0 }, (index, out) => {
+    for (const [name, h] of Object.entries(histograms)) {
+      const t = out[name];
+      if (t) addValues(h, t.data, t.dims.slice(2).reduce((a, b) => a * b, 1));
+    }
+  });
+  const clips = {};
+  for (const [name, h] of Object.entries(histograms)) clips[name] = optimalClips(h);
+  return { ranges: tops, clips, histograms };
+}
+
+// What the fit chose to clip: per activation, the channels whose values now reach beyond unsigned
+// 1.7 (a clip the MSE chose, or one the next layer's weights forced), each with its clip in the
+// model's own units (the top of the range times the scale the fit divided it by), its largest
+// value, and what it costs on the samples: [{tensor, channels: [{channel, clip, largest, clipped,
+// sqnr_db}]}].
+function chosenClips(measured, fittedTops) {
+  const clips = [];
+  for (const [tensor, h] of Object.entries(measured.histograms)) {
+    const after = fittedTops[tensor];
+    if (!after) continue;
+    const channels = [];
+    h.tops.forEach((largest, channel) => {
+      // The fit puts a fitting channel's largest value at the top, up to float32's rounding.
+      if (!(after[channel] > FPQ_ACTIVATION_TOP * (1 + 1e-4))) return;
+      const clip = FPQ_ACTIVATION_TOP * largest / after[channel];
+      channels.push({ channel, clip, largest, ...clipCost(h, channel, clip) });
+    });
+    if (channels.length) clips.push({ tensor, channels });
+  }
+  return clips;
 }
 
 // Without calibration samples: seeded random inputs in FPQ's input range, at the model's sizes.
@@ -62,13 +111,14 @@ function overallClipped(activations) {
 export async function fitRanges(runtime, engine, model, conversion, samples, onProgress = () => {}) {
   const batches = feedBatches(samples.feeds, model.description.inputs, samples.samples);
   onProgress('measuring the ranges', 0);
-  const ranges = await measureChannelRanges(runtime, model, batches);
+  const measured = await measureChannelRanges(runtime, model, batches);
   onProgress('fitting the ranges', 0.4);
-  const fitted = engine.settle(model.bytes, {
+  const fitted = await engine.settle(model.bytes, {
     target: 'none', fixedPoint: 'fpq', only: [RANGE_FIT_PATTERN], skipMatches: conversion?.options?.skip_matches ?? [],
-    ignoreUnknownSkips: true, ...(conversion?.input_shapes ? { inputShapes: conversion.input_shapes } : {}), channelRanges: ranges,
+    ignoreUnknownSkips: true, ...(conversion?.input_shapes ? { inputShapes: conversion.input_shapes } : {}), channelRanges: measured.ranges, channelClips: measured.clips,
   });
   const after = { ...model, bytes: fitted.bytes, description: fitted.description };
+  const clips = chosenClips(measured, await channelTops(runtime, after, batches, rangeTensors(after.description).filter((t) => measured.histograms[t.name])));
   onProgress('the activations in FPQ, before and after', 0.6);
   const representations = (await engine.fpqTwin(after.bytes)).twin.activations;
   const [before_, after_] = [await activationFit(runtime, model, batches, representations), await activationFit(runtime, after, batches, representations)];
@@ -85,10 +135,10 @@ export async function fitRanges(runtime, engine, model, conversion, samples, onP
     report: {
       pattern: RANGE_FIT_PATTERN,
       data: { source: samples.source, samples: samples.samples, ...(samples.random ? { seed: samples.seed, note: 'seeded random inputs in FPQ\'s input range, not your data: ranges a guess' } : {}) },
-      tensors_measured: Object.keys(ranges).length,
+      tensors_measured: Object.keys(measured.ranges).length,
       matches, warnings: (fitted.report.warnings ?? []).filter((w) => w.pattern === RANGE_FIT_PATTERN),
       clipped: { before: overallClipped(before_), after: overallClipped(after_) },
-      activations,
+      activations, clips,
       float_check: { pass: check.pass, verdict: check.verdict, ...(check.error ? { error: check.error } : {}), outputs: check.outputs.map((o) => ({ name: o.name, max_abs: o.max_abs, pass: o.pass })) },
     },
   };
@@ -102,6 +152,14 @@ export function rangeFitLines(fit) {
   for (const a of fit.activations) {
     if (a.clipped.before === 0 && a.clipped.after === 0) continue;
     lines.push(`range fit:   '${a.tensor}' clipped ${percent(a.clipped.before)} → ${percent(a.clipped.after)}, SQNR ${a.sqnr_db.before.toFixed(1)} → ${a.sqnr_db.after.toFixed(1)} dB`);
+  }
+  const channels = (fit.clips ?? []).flatMap((t) => t.channels.map((c) => ({ tensor: t.tensor, ...c })));
+  if (channels.length) {
+    const worst = channels.reduce((a, b) => (b.clipped > a.clipped ? b : a));
+    lines.push(`range fit: ${channels.length} channel${channels.length === 1 ? '' : 's'} of ${fit.clips.length} activation${fit.clips.length === 1 ? '' : 's'} ` +
+      `clip by choice (the MSE-optimal clip on the samples, or where the next layer's weights stop the scale), most '${worst.tensor}' ` +
+      `channel ${worst.channel}: clipped at ${worst.clip.toPrecision(3)} (values up to ${worst.largest.toPrecision(3)}), ${percent(worst.clipped)} of its values, ` +
+      `SQNR ${worst.sqnr_db.toFixed(1)} dB; every channel's clip and cost in range_fit.clips`);
   }
   for (const w of fit.warnings) lines.push(`range fit: ${w.message}`);
   lines.push(`range fit: the float check of the fit ${fit.float_check.pass ? 'passes' : 'fails'} (fold-only tolerance)`);

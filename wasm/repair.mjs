@@ -577,11 +577,12 @@ function slice(samples, start, end, source) {
 
 // The calibration samples split for a check on samples the fit never saw: the fit takes the
 // first three quarters, the check the last quarter (at least one sample each), marked `heldOut`
-// (the check's report says `inputs.held_out`).
-export function holdOut(samples) {
+// (the check's report says `inputs.held_out`) and named for what it was held out from (`fit`:
+// the page's range fit holds out as the repair does).
+export function holdOut(samples, fit = 'the repair') {
   const kept = Math.max(1, samples.samples - Math.max(1, Math.floor(samples.samples / 4)));
   if (kept >= samples.samples) throw optionsError(`${samples.source}: one sample cannot be both fitted and held out: give --inputs for the check`);
-  return [slice(samples, 0, kept, `${samples.source} [0, ${kept})`), { ...slice(samples, kept, samples.samples, `${samples.source} [${kept}, ${samples.samples}), held out from the repair`), heldOut: true }];
+  return [slice(samples, 0, kept, `${samples.source} [0, ${kept})`), { ...slice(samples, kept, samples.samples, `${samples.source} [${kept}, ${samples.samples}), held out from ${fit}`), heldOut: true }];
 }
 
 // A tensor's shape in a description (a node's output or a graph input); [] when unknown (a size

@@ -32,7 +32,8 @@ let focusAfter = null;  // the option control to give focus back to when the wor
 // conversions, cleared when another file is loaded.
 let skipped = new Set();
 // {report, input, output, byName: {input: Map, converted: Map}, files: {promise, resolve, reject} of
-// {model, data}, name, check}
+// {model, data}, made (those files, once made), stem (the conversion's name), name (the download's:
+// the stem, and what a repair or a range fit made of it), check}
 let current = null;
 let inputModel = null, inputFiles = {};  // the picked model and its data files, for the check
 let drawing = null;  // the graph being drawn (a promise)
@@ -389,7 +390,10 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
 // The report as downloaded: with the check's results once it has run (JSON has no Infinity: the
 // check module writes it as a string, as Python's json does).
 function offerReport(finiteForJson = (x) => x) {
-  const report = { ...current.report, ...(current.repair ? { repair: current.repair } : {}), ...(current.check ? { check: current.check } : {}) };
+  const report = {
+    ...current.report, ...(current.repair ? { repair: current.repair } : {}), ...(current.rangeFit ? { range_fit: current.rangeFit } : {}),
+    ...(current.check ? { check: current.check } : {}),
+  };
   offer(ui.downloadReport, new Blob([JSON.stringify(finiteForJson(report), null, 2)], { type: 'application/json' }), `${current.name}.report.json`);
 }
 
@@ -409,7 +413,7 @@ function showResult({ report, name, input, output, ms }) {
   for (const url of objectUrls) URL.revokeObjectURL(url);
   objectUrls = [];
   ui.heading.textContent = `Result: ${fileName}`;
-  current = { report, input, output, files: settleLater(), name, check: null,
+  current = { report, input, output, files: settleLater(), name, stem: name, check: null,
     byName: { input: new Map(input.nodes.map((n) => [n.name, n])), converted: new Map(output.nodes.map((n) => [n.name, n])) } };
   current.files.promise.catch(() => {});  // said by showError
   document.body.dataset.downloads = 'preparing';
@@ -454,26 +458,31 @@ async function showFixedPoint(fit, description) {
   fixedPointPanel?.renderFixedPoint(ui.fixedPointSummary, ui.findings, fit, description, (names) => reveal(() => names, 'converted'));
 }
 
-// The converted model's files, made after the report was shown.
-function offerOutput({ model, data, heapBytes }) {
-  const { name } = current;
-  offer(ui.download, model, `${name}.onnx`);
+// The model's download, and its data file's when it keeps one, under the download's name.
+function offerModel({ model, data }) {
+  offer(ui.download, model, `${current.name}.onnx`);
   // Two files: the model names its data file, which must sit beside it under this name.
   ui.downloadData.hidden = !data;
-  if (data) offer(ui.downloadData, data, `${name}.onnx.data`);
+  if (data) offer(ui.downloadData, data, `${current.name}.onnx.data`);
+}
+
+// The converted model's files, made after the report was shown.
+function offerOutput({ model, data, heapBytes }) {
+  current.made = { model, data };
+  offerModel(current.made);
   ui.preparing.hidden = true;
   document.body.dataset.wasmHeap = heapBytes;  // the conversion's peak, for the tests and a curious developer
   document.body.dataset.downloads = 'ready';
-  current.files.resolve({ model, data });
+  current.files.resolve(current.made);
 }
 
 // After a repair the download is the repaired model (one file: the repair refuses external
 // data), named so, and each refitted layer's change shows in its plan row.
 function offerRepaired({ repair, repaired }, repairText) {
   current.repair = repair;
-  current.repaired = { model: new Blob([repaired]), data: null };
-  current.name = `${current.name.replace(/\.repaired$/, '')}.repaired`;
-  offer(ui.download, new Blob([repaired], { type: 'application/octet-stream' }), `${current.name}.onnx`);
+  current.repaired = { model: new Blob([repaired], { type: 'application/octet-stream' }), data: null };
+  current.name = `${current.stem}.repaired`;
+  offerModel(current.repaired);
   // A layer left as converted shows in its match's row as prominently as one refitted.
   current.repairs = new Map();
   for (const l of [...repair.layers.filter((x) => x.refitted), ...repair.left]) {
@@ -501,7 +510,7 @@ async function check(given = {}, repair = false) {
   ui.checkResult.hidden = true;  // until this check's result is in
   const { runCheck } = await import('./check-run.js');
   return runCheck({
-    ui, current, samples, inputModel, inputFiles, worker, busy, setStatus, showProgress, makeTwin, offerRepaired,
+    ui, current, samples, inputModel, inputFiles, worker, busy, setStatus, showProgress, makeTwin, offerRepaired, offerModel, showFixedPoint,
     offerReport, renderPlan, drawGraph, check, started: (at) => { busySince = at; },
   }, given, repair);
 }

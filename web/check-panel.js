@@ -2,6 +2,7 @@
 // check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
 import { fedText, figure, percent, taskCell, verdict } from './check.mjs';
 import { breakable } from './panels.js';
+import { rangeFitLines } from './range_fit.mjs';
 import { fixedPointRepairText, refittedText } from './repair.mjs';
 
 export { finiteForJson } from './check.mjs';
@@ -152,13 +153,33 @@ function repairSummary(repair, inputs) {
       : 'The check below runs it on random inputs: pick samples to check it on samples the fit did not see.') + fixedPoint(repair);
 }
 
+// FPQ's ranges: fitted on the samples picked (its lines as the Node CLI prints them), and what the
+// check below runs the fitted model on; or the conversion's estimate, and why (`estimate`).
+function rangeFitSection(box, rangeFit, estimate, inputs) {
+  const section = el('div', undefined, 'range-fit');
+  section.dataset.testid = 'range-fit';
+  section.dataset.measured = String(Boolean(rangeFit));
+  if (!rangeFit) {
+    section.append(el('p', `FPQ's ranges are the conversion's estimate, made without data from the BatchNormalizations' statistics: ${estimate}.`));
+    box.append(section);
+    return;
+  }
+  section.append(el('p', `FPQ's ranges fitted on ${rangeFit.data.samples} samples of ${rangeFit.data.source}; the download is the fitted model.` +
+    (inputs?.held_out ? ` The check below runs it on ${inputs.samples} held-out samples the fit did not see.` : '')));
+  const lines = el('ul', undefined, 'verdicts');
+  for (const line of rangeFitLines(rangeFit)) lines.append(el('li', line));
+  section.append(lines);
+  box.append(section);
+}
+
 const fixedPoint = (repair) => {
   const text = fixedPointRepairText(repair);
   return text ? ` ${text}.` : '';
 };
 
-// {check, repair?, ms} | {error} | {refused: why (sizesTooLarge)} | {missing: checkShapes().missing, onSizes}
-export function renderCheck(box, { check, repair, fpqTwin, ms, error, refused, missing, onSizes }) {
+// {check, repair?, rangeFit? | rangeEstimate? (under FPQ), fpqTwin?, ms} | {error} | {refused: why (sizesTooLarge)} |
+// {missing: checkShapes().missing, onSizes}
+export function renderCheck(box, { check, repair, rangeFit, rangeEstimate, fpqTwin, ms, error, refused, missing, onSizes }) {
   box.hidden = false;
   box.replaceChildren();
   // Every state the last result left goes: a refusal kept would mark the next result refused.
@@ -184,13 +205,15 @@ export function renderCheck(box, { check, repair, fpqTwin, ms, error, refused, m
   box.dataset.foldPass = String(fold.pass);
   box.dataset.convertedRuns = String(!converted.error);
   box.dataset.verdict = [fold, converted].some((c) => c.verdict === 'inconclusive') ? 'inconclusive' : fold.pass ? 'pass' : 'fail';
-  // What decides the outcome leads: every model on the same samples, then how the repair made its.
+  // What decides the outcome leads: every model on the same samples, then how the repair and the
+  // range fit made the model checked.
   if (check.models) box.append(modelsSection(check.models));
   if (repair) {
     const summary = el('p', repairSummary(repair, converted.inputs), 'repair-summary');
     summary.dataset.testid = 'repair-summary';
     box.append(summary);
   }
+  if (rangeFit || rangeEstimate) rangeFitSection(box, rangeFit, rangeEstimate, converted.inputs);
   const verdicts = el('ul', undefined, 'verdicts');
   for (const line of [...verdict(fold, 'fold_only'), ...verdict(converted, repair ? 'repaired' : 'converted', repair)]) verdicts.append(el('li', line));
   box.append(verdicts);

@@ -4,9 +4,11 @@
 // (check.mjs). Ending the worker hands the runtime's memory back to the browser.
 // In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
 // description}, options, conversion, twinConversion, data?: {files: [File], preprocessing},
-// repair?: {port}, fpq?: {port}}. Out: progress {stage, fraction}; result {check: {converted,
-// fold_only, unrepaired?, fpq?, models?}, after a repair repair (its report) and repaired (the
-// model's bytes), with fpq fpqTwin (the twin's bytes)}; error {message}.
+// repair?: {port}, fpq?: {port}, rangeFit?: {port} (under FPQ, with samples)}. Out: progress
+// {stage, fraction}; result {check: {converted, fold_only, unrepaired?, fpq?, models?}, after a
+// repair repair (its report) and repaired (the model's bytes), after a range fit rangeFit (its
+// report), fitted (the model's bytes) and fixedPoint (its fit analysis), or rangeEstimate (why the
+// ranges stay the conversion's estimate), with fpq fpqTwin (the twin's bytes)}; error {message}.
 import { UNREPAIRED, checkCandidates, checkFpqTwin, fpqTwinFailure, modelsTable, randomFitSamples } from './check.mjs';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
@@ -31,8 +33,8 @@ async function modelOf({ model, files, description }) {
   return { bytes: await bytesOf(model), externalData, description };
 }
 
-// The repair's calls into the converter, answered by the conversion worker on `port` (it holds
-// the module): the same calls as the Node engine's, as promises.
+// The repair's and the range fit's calls into the converter, answered by the conversion worker on
+// `port` (it holds the module): the same calls as the Node engine's, as promises.
 function converterOn(port) {
   const pending = new Map();
   let next = 0;
@@ -55,7 +57,15 @@ function converterOn(port) {
     settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
     // A copy: the repair goes on with these bytes.
     describeAt: (bytes, shapes) => rpc('describeAt', [bytes, shapes]),
-    fpqTwin: (bytes) => rpc('fpqTwin', [bytes]),
+    // FPQ's range fit given the measured ranges (range_fit.mjs, engine.settle; a promise, as every
+    // call here): a copy, as the fit goes on with the model before it; the fitted model is
+    // described, as it runs next.
+    settle: (bytes, options) => rpc('settleFixedPoint', [bytes, { ...options, describe: true }]),
+    // The twin's bytes and what it holds, read as the Node module gives it (fpq.mjs).
+    fpqTwin: async (bytes) => {
+      const made = await rpc('fpqTwin', [bytes]);
+      return { model: made.model, twin: JSON.parse(made.twin) };
+    },
   };
 }
 
@@ -69,7 +79,7 @@ async function checkFpq(converter, candidate, options, post) {
   } catch (e) {
     return { check: fpqTwinFailure(e.message) };
   }
-  return { check: await checkFpqTwin(runtime, candidate, { model: made.model, twin: JSON.parse(made.twin) }, options, post), bytes: made.model };
+  return { check: await checkFpqTwin(runtime, candidate, made, options, post), bytes: made.model };
 }
 
 self.onmessage = async ({ data }) => {
@@ -84,14 +94,16 @@ self.onmessage = async ({ data }) => {
       options.samples = await readPicked(data.data.files, original.description.inputs, data.data.preprocessing);
     }
     const candidate = await modelOf(data.candidate);
-    const port = data.repair?.port ?? data.fpq?.port;
+    const port = data.repair?.port ?? data.fpq?.port ?? data.rangeFit?.port;
     const converter = port && converterOn(port);
     let repaired, unrepairedBytes;
+    // The samples the fits see (the repair's, then the range fit's).
+    let fit = null;
     if (data.repair) {
       // The samples picked are the calibration: the fit takes three quarters, the check the
       // quarter it never saw (without samples, seeded random inputs for both, said so).
       const { holdOut, repairModel } = await import('./repair.mjs');
-      let fit = options.samples ?? randomFitSamples(original.description, options);
+      fit = options.samples ?? randomFitSamples(original.description, options);
       if (options.samples) [fit, options.samples] = holdOut(options.samples);
       // The converted model as it was, for the check after the repair: read again from its Blob
       // (the repair hands its bytes over to the converter), or copied first when given as bytes.
@@ -99,6 +111,25 @@ self.onmessage = async ({ data }) => {
       repaired = await repairModel(runtime, converter, original, candidate, data.conversion, fit, options, post);
       unrepairedBytes = kept ?? await bytesOf(data.candidate.model);
       candidate.bytes = repaired.bytes;
+    }
+    let fitted, rangeEstimate;
+    if (data.rangeFit) {
+      // Under FPQ the ranges are measured on the model as it stands (repaired or converted), on
+      // the share of the picked samples a repair fitted on, or held out the same way: the check
+      // never judges on a sample a fit saw. One sample cannot be both; the estimate stays.
+      if (!fit && options.samples.samples > 1) {
+        const { holdOut } = await import('./repair.mjs');
+        [fit, options.samples] = holdOut(options.samples, 'the range fit');
+      }
+      if (fit) {
+        const { fitRanges } = await import('./range_fit.mjs');
+        // A repaired model is described anew: its new biases' BatchNormalizations renamed its convs' outputs.
+        const model = repaired ? { ...candidate, description: await converter.describeAt(candidate.bytes) } : candidate;
+        fitted = await fitRanges(runtime, converter, model, data.conversion, fit, post);
+        Object.assign(candidate, { bytes: fitted.bytes, description: fitted.description });
+      } else {
+        rangeEstimate = 'one sample cannot be both fitted on and held out from the check; pick more to fit them';
+      }
     }
     // The original runs once for every comparison; after a repair the converted model as it was
     // runs on the same samples too (what the repair bought).
@@ -109,6 +140,8 @@ self.onmessage = async ({ data }) => {
     ], options, post);
     const result = { type: 'result', check: { converted, fold_only, ...(unrepaired ? { unrepaired } : {}) } };
     if (repaired) Object.assign(result, { repair: repaired.report, repaired: repaired.bytes });
+    if (fitted) Object.assign(result, { rangeFit: fitted.report, fitted: fitted.bytes, fixedPoint: fitted.fixedPoint });
+    if (rangeEstimate) result.rangeEstimate = rangeEstimate;
     if (data.fpq) {
       const fpq = await checkFpq(converter, candidate, options, post);
       result.check.fpq = fpq.check;

@@ -9,8 +9,8 @@
 // for one file), heapBytes (the conversion's peak)} once the folded data is computed and the
 // downloads are made; error {message}.
 // {type: 'twin', options} makes the check's fold-only twin: twin {model, data, description, report}.
-// {type: 'repair-port', port, repair} serves the repair's and the FPQ twin's calls into the
-// module on that port (`repair`: one is to run, so the fit module starts loading).
+// {type: 'repair-port', port, repair} serves the repair's, the range fit's and the FPQ twin's calls
+// into the module on that port (`repair`: one is to run, so the fit module starts loading).
 /* global OnnxLattice, importScripts, readAhead */
 importScripts('onnx_lattice.js', 'read-ahead.js');
 
@@ -110,13 +110,15 @@ function twin(options) {
   });
 }
 
-// A repaired model under FPQ through the scheme's exact rewrites (`options`: the fold-only twin's,
-// repair.mjs): its bytes and report.
+// A model through exact rewrites only: a repaired model under FPQ through the scheme's
+// (`options`: the fold-only twin's, repair.mjs), or FPQ's range fit given the ranges measured on
+// the samples (range_fit.mjs, `options.describe`: the fitted model is run next). Its bytes, report
+// and, when asked, description.
 async function settleFixedPoint(bytes, options) {
   const result = guarded(() => module.convert(bytes, options, undefined));
   if (result.error !== undefined) throw new Error(result.error);
   const settled = result.model ? new Uint8Array(await blob(result.model).arrayBuffer()) : bytes;
-  return { bytes: settled, report: JSON.parse(result.report) };
+  return { bytes: settled, report: JSON.parse(result.report), ...(result.description ? { description: JSON.parse(result.description) } : {}) };
 }
 
 // A model described at the given sizes (repair.mjs, atSampleSizes): a dynamic one's shapes as numbers.

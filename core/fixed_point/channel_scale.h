@@ -1,46 +1,58 @@
 #pragma once
-// The per-channel scales FPQ range fitting moves between two layers (Nagel et al. 2019, "Data-Free
-// Quantization", cross-layer equalisation), chosen against FPQ's fixed ranges (FPGA-UG-02228
-// Table 4.1). For one channel c of Conv → BatchNormalization → Relu → … → next layer:
-//   - `activation` (s): the Relu's output is divided by s. relu(y / s) = relu(y) / s for s > 0, so
-//     the BatchNormalization's γ and β are divided by s and the next layer's weights on channel c
-//     multiplied by s: exact in float, up to rounding.
-//   - `weights` (t): the conv's output channel c is multiplied by t, and the BatchNormalization
-//     takes it back: γ / t, mean · t (BN(t·y) with those equals BN(y)).
-// No graph here: the numbers in, the two scales out.
+// The per-channel scales FPQ range fitting moves (Nagel et al. 2019, "Data-Free Quantization",
+// cross-layer equalisation), chosen against FPQ's fixed ranges (FPGA-UG-02228 Table 4.1):
+//   - the activation scale s of one group of values (core/fixed_point/scale_group.h): every value
+//     in it is divided by s — its BatchNormalizations' γ and β divided by s, the weights that read
+//     it multiplied by s: exact in float, up to rounding;
+//   - the weight scale t of one conv output channel: the conv's weights times t, and its
+//     BatchNormalization takes it back (γ / t, mean · t: BN(t·y) with those equals BN(y)).
+// No graph here: the numbers in, the scales out.
 #include <string>
 
 namespace lattice::fixed_point {
 
-struct ChannelRanges {
-  // The largest value of the Relu's output on channel c (measured, or estimated); 0: none, or no
-  // Relu after the BatchNormalization (then the activation is not moved).
+// What bounds one group's s.
+struct GroupRanges {
+  // The largest value of the group's values held in unsigned 1.7 (Relu, MaxPool, Add outputs …),
+  // measured or estimated; 0: none known (the group then keeps its scale).
   double activation_max = 0;
-  // The largest |w| the next layer multiplies channel c by; 0: no next layer takes a scale.
+  // The largest |value| held in signed 5.10: its BatchNormalizations' offsets β − μ·scale, and
+  // their outputs where measured.
+  double signed_max = 0;
+  // The largest |w| the layers reading the group multiply it by; 0: none.
   double next_weight_max = 0;
-  // The largest |w| of the conv's output channel c.
-  double weight_max = 0;
-  // The largest |conv output| on channel c (before the BatchNormalization); 0: unknown, and the
-  // conv's weights are then never scaled up (only into range).
-  double conv_output_max = 0;
-  // The BatchNormalization's per-channel scale γ/√(σ² + ε) and offset β − μ·scale.
-  double bn_scale = 1, bn_offset = 0;
+  // The activation's MSE-optimal clip on data (the largest over its values' channels); 0: none.
+  double activation_clip = 0;
 };
 
-struct ChannelScale {
-  double activation = 1;  // s
-  double weights = 1;     // t
-  // Empty when both ranges are met; otherwise what the channel would need, in words, and how many
+// What bounds one conv output channel's t.
+struct ProducerRanges {
+  double weight_max = 0;       // the largest |w| of the conv's output channel
+  double conv_output_max = 0;  // its largest |output| (before the BatchNormalization); 0: unknown,
+                               // and its weights are then never scaled up (only into range)
+  double bn_scale = 1;         // the BatchNormalization's γ/√(σ² + ε) on that channel
+};
+
+struct ScaleChoice {
+  double scale = 1;
+  // Empty when every range is met; otherwise what the channel would need, in words, and how many
   // bits of range it lacks.
-  std::string activation_need, weights_need;
-  double activation_missing_bits = 0, weights_missing_bits = 0;
+  std::string need;
+  double missing_bits = 0;
 };
 
-// The scales with the least rounding error that keep every value in range: s puts the activation's
-// largest value at the top of unsigned 1.7 ([0, 2)), unless the next layer's weights would leave
-// [−0.5, 0.5) — then s stops where they fit and the activation is said to need more; t balances the
-// conv's weight steps (1/256) against the BatchNormalization's scale steps (1/1024) within both
-// ranges and the conv output's signed 5.10.
-ChannelScale choose_channel_scale(const ChannelRanges& ranges);
+// s with the least rounding error that keeps the activation's largest value within unsigned 1.7
+// ([0, 2)), the signed values within signed 5.10 and the next layers' weights within [−0.5, 0.5):
+// where no s meets all, the weights stay in range and the activation clips: at its MSE-optimal clip
+// if that lies below where the weights stop s, else there, and it is said to need more.
+// `rows_rescale`: every reader can scale its weights' rows back up to fill their range (a conv with
+// a BatchNormalization of its own), so only the activation's rounding counts and s puts its
+// largest value at the top of unsigned 1.7.
+ScaleChoice choose_activation_scale(const GroupRanges& ranges, bool rows_rescale = false);
+
+// t that balances the conv's weight steps (1/256) against its BatchNormalization's scale steps
+// (1/1024, the scale then being bn_scale / (t·s)) within both ranges and the conv output's signed
+// 5.10, given the group's s.
+ScaleChoice choose_weight_scale(const ProducerRanges& ranges, double activation_scale);
 
 }  // namespace lattice::fixed_point

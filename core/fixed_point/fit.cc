@@ -120,8 +120,8 @@ void range_fit_finding(const Options& options, const Report& report, FixedPointF
   std::string message =
       options.channel_ranges.empty()
           ? fmt::format("{} layer{} fitted to FPQ's ranges without data: each activation's range estimated from its "
-                        "BatchNormalization's statistics (beta + 3|gamma|); the Node shells measure them on samples "
-                        "(--calibration)",
+                        "BatchNormalization's statistics (beta + 3|gamma|); the Node CLI measures them on samples "
+                        "(--calibration), the page on the samples its check is given",
                         fitted, fitted == 1 ? "" : "s")
           : fmt::format("{} layer{} fitted to FPQ's ranges measured on data ({} tensors)", fitted,
                         fitted == 1 ? "" : "s", options.channel_ranges.size());

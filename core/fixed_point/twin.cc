@@ -64,6 +64,7 @@ class TwinBuilder {
       if (!view_.is_overridable_input(input.name()) || !floats_.contains(input.name())) continue;
       if (view_.consumers(input.name()).empty()) continue;
       renamed_inputs_[input.name()] = read_as(input.name(), kFpqActivation, "input", "");
+      held_as_[input.name()] = &kFpqActivation;
     }
     for (int id = 0; id < view_.size(); ++id) {
       if (auto s = copy_node(id); !s) return s;
@@ -183,6 +184,11 @@ class TwinBuilder {
     *graph_.add_node() = std::move(copy);
     hold(before, f, "output", node, out);
     twin_.values.back().tensor = out;
+    const auto& readers = view_.consumers(out);
+    bool rectified = !readers.empty() && !view_.is_graph_output(out);
+    for (int r : readers) rectified = rectified && view_.node(r).op_type() == "Relu";
+    twin_.values.back().rectified_next = rectified;
+    held_as_[out] = &f;
   }
 
   // Removes the initializers in unread_, keeping the others' order.
@@ -297,7 +303,19 @@ class TwinBuilder {
       }
     } else if (op == "Relu" || op == "MaxPool" || op == "Add") {
       if (float_out) output = &kFpqActivation;
-    } else if (float_out && !kMovesData.contains(op)) {
+    } else if (op == "GlobalAveragePool" || op == "AveragePool" || op == "GlobalMaxPool") {
+      auto in = held_as_.find(n.input(0));
+      if (in != held_as_.end()) {
+        output = in->second;
+      } else if (float_out) {
+        gap(id, "its input is held in no representation, so its output stays in float");
+      }
+    } else if (kMovesData.contains(op)) {
+      // As its input: what the first input is held in, the output is.
+      if (auto in = n.input_size() > 0 ? held_as_.find(n.input(0)) : held_as_.end(); in != held_as_.end() && float_out) {
+        held_as_[n.output(0)] = in->second;
+      }
+    } else if (float_out) {
       gap(id, "Table 4.1 gives it no representation: its output stays in float");
     }
     if (output) {
@@ -318,6 +336,7 @@ class TwinBuilder {
   std::map<std::pair<std::string, std::string_view>, std::string> held_;
   std::unordered_map<std::string, std::string> renamed_inputs_;
   std::unordered_set<std::string> unread_;  // initializers the twin no longer reads
+  std::unordered_map<std::string, const Format*> held_as_;  // the representation a tensor is held in
 };
 
 }  // namespace
@@ -350,8 +369,10 @@ Json FpqTwin::to_json() const {
   Json activations = Json::array();
   for (const auto& v : values) {
     if (v.role != "input" && v.role != "output") continue;
-    activations.push(Json::object().set("tensor", v.tensor).set("role", v.role).set("representation", v.representation)
-                         .set("step", v.step).set("min", v.min).set("max", v.max));
+    Json a = Json::object().set("tensor", v.tensor).set("role", v.role).set("representation", v.representation)
+                 .set("step", v.step).set("min", v.min).set("max", v.max);
+    if (v.rectified_next) a.set("rectified_next", true);
+    activations.push(std::move(a));
   }
   Json gaps = Json::array();
   for (const auto& g : not_simulated) gaps.push(Json::object().set("node", g.node).set("op", g.op).set("reason", g.reason));

@@ -16,6 +16,9 @@
 // - BatchNormalization: its per-channel scale γ/√(σ² + ε) and offset β − μ·scale signed 5.10
 //   (what the 16-bit layer stores), its output signed 5.10;
 // - Relu, MaxPool and Add outputs: unsigned 1.7;
+// - GlobalAveragePool, AveragePool and GlobalMaxPool outputs: their input's representation (not in
+//   Table 4.1; LSQ's Table 4.2 holds GlobalAveragePooling2D in 8 bits, and an average or maximum of
+//   values a representation holds is within its range); with an input held in none, float;
 // - data movement (Concat, Flatten, Reshape, Transpose, Slice, Split, Squeeze, Unsqueeze,
 //   Identity, Dropout): as its input, so nothing is added.
 // Any other op that computes floats is left in float and listed in `not_simulated`: the twin is
@@ -42,6 +45,9 @@ struct TwinValue {
   std::string representation;  // "signed 5.10"
   std::string form;            // "QuantizeLinear/DequantizeLinear (int8)", "Mul/Round/Clip/Mul", "constant"
   double step, min, max;       // the representation's
+  // An output every reader of which is a Relu: its negative values, which the Relu zeroes anyway,
+  // lose nothing to an unsigned representation (a residual Add's before its Relu).
+  bool rectified_next = false;
 };
 
 // An op the twin leaves in float, and why.

@@ -215,6 +215,8 @@ Result<std::vector<std::string>> replace_and_sort(onnx::GraphProto& graph, const
   auto reads = check_removal(view, matched, *names, rewires);
   if (!reads) return reads.error();
   std::unordered_set<std::string> read_by_removed = std::move(reads).value();
+  // A rewired name may be left unread too (a constant whose reader now reads a new one).
+  for (const auto& [from, to] : rewires) read_by_removed.insert(from);
 
   // The new node list, checked for cycles before anything is changed.
   int last = *std::max_element(matched.begin(), matched.end());

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <random>
 
 #include "core/fixed_point/channel_scale.h"
 #include "core/fixed_point/scheme.h"
@@ -26,14 +25,6 @@ Options fpq() {
   return o;
 }
 
-std::vector<float> seeded(size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
-
 // x [1, C, 1, 1] → Conv A (1×1) → BatchNormalization → Relu → Conv B (1×1) → y: A's weights up to
 // ±1.8 (a BatchNorm-fused export's stem), B's scaled by `next_scale`.
 onnx::ModelProto chain_model(float next_scale = 1.0f) {
@@ -44,13 +35,13 @@ onnx::ModelProto chain_model(float next_scale = 1.0f) {
   g.set_name("range_fit");
   test::set_input_shape(*g.add_input(), "x", {1, kChannels, 1, 1});
   g.add_output()->set_name("y");
-  auto b = seeded(kChannels * kChannels, -0.1f, 0.1f, 2);
+  auto b = test::seeded_floats(kChannels * kChannels, -0.1f, 0.1f, 2);
   for (auto& v : b) v *= next_scale;
-  *g.add_initializer() = test::float_tensor("wa", {kChannels, kChannels, 1, 1}, seeded(kChannels * kChannels, -1.8f, 1.8f, 1));
-  *g.add_initializer() = test::float_tensor("gamma", {kChannels}, seeded(kChannels, 0.5f, 3.0f, 3));
-  *g.add_initializer() = test::float_tensor("beta", {kChannels}, seeded(kChannels, 0.5f, 1.5f, 4));
-  *g.add_initializer() = test::float_tensor("mean", {kChannels}, seeded(kChannels, -0.5f, 0.5f, 5));
-  *g.add_initializer() = test::float_tensor("var", {kChannels}, seeded(kChannels, 0.5f, 2.0f, 6));
+  *g.add_initializer() = test::float_tensor("wa", {kChannels, kChannels, 1, 1}, test::seeded_floats(kChannels * kChannels, -1.8f, 1.8f, 1));
+  *g.add_initializer() = test::float_tensor("gamma", {kChannels}, test::seeded_floats(kChannels, 0.5f, 3.0f, 3));
+  *g.add_initializer() = test::float_tensor("beta", {kChannels}, test::seeded_floats(kChannels, 0.5f, 1.5f, 4));
+  *g.add_initializer() = test::float_tensor("mean", {kChannels}, test::seeded_floats(kChannels, -0.5f, 0.5f, 5));
+  *g.add_initializer() = test::float_tensor("var", {kChannels}, test::seeded_floats(kChannels, 0.5f, 2.0f, 6));
   *g.add_initializer() = test::float_tensor("wb", {kChannels, kChannels, 1, 1}, b);
   test::add_node(g, "Conv", "conv_a", {"x", "wa"}, {"a"});
   test::add_node(g, "BatchNormalization", "bn", {"a", "gamma", "beta", "mean", "var"}, {"n"});
@@ -84,7 +75,7 @@ Computed compute(const onnx::ModelProto& m, const std::vector<double>& x) {
 std::vector<std::vector<double>> samples() {
   std::vector<std::vector<double>> xs;
   for (unsigned s = 0; s < 16; ++s) {
-    auto v = seeded(kChannels, 0.0f, 2.0f, 100 + s);  // FPQ's input range
+    auto v = test::seeded_floats(kChannels, 0.0f, 2.0f, 100 + s);  // FPQ's input range
     xs.emplace_back(v.begin(), v.end());
   }
   return xs;
@@ -121,7 +112,7 @@ TEST_CASE("FPQ range fit: the float output stays, weights come into [-0.5, 0.5),
   CHECK(match.id == "FpqRangeFitPattern:conv_a");
   CHECK(match.applied);
   CHECK(match.numerically_equivalent);
-  CHECK(match.nodes == std::vector<std::string>{"conv_a", "bn", "relu", "conv_b"});
+  CHECK(match.nodes == std::vector<std::string>{"conv_a", "bn"});
   for (const auto& w : out.report.warnings) FAIL_CHECK(w.message);  // no channel misses a range
 
   // Exact in float: the fold-only tolerance of the check (rtol 1e-4), here far below it.
@@ -193,22 +184,37 @@ TEST_CASE("FPQ range fit: skipped on request, and not run without --fixed-point 
 }
 
 TEST_CASE("FPQ range fit: the channel scales balance the rounding within both ranges") {
-  fixed_point::ChannelRanges r;
-  r.activation_max = 6.0;   // needs s >= 6 / (2 - 1/128)
-  r.next_weight_max = 0.05; // allows s <= 0.496 / 0.05
-  r.weight_max = 1.78;
-  r.bn_scale = 2.0;
-  auto s = fixed_point::choose_channel_scale(r);
-  CHECK(s.activation >= 6.0 / fixed_point::kFpqActivation.max());
-  CHECK(s.activation * 0.05 <= fixed_point::kFpqWeights.max());
-  CHECK(s.activation == Approx(std::sqrt(6.0 / (2 * 0.05))));
-  CHECK(s.weights * 1.78 <= fixed_point::kFpqWeights.max());
-  CHECK(s.activation_need.empty());
-  CHECK(s.weights_need.empty());
+  fixed_point::GroupRanges g;
+  g.activation_max = 6.0;    // needs s >= 6 / (2 - 1/128)
+  g.next_weight_max = 0.05;  // allows s <= 0.496 / 0.05
+  auto s = fixed_point::choose_activation_scale(g);
+  CHECK(s.scale >= 6.0 / fixed_point::kFpqActivation.max());
+  CHECK(s.scale * 0.05 <= fixed_point::kFpqWeights.max());
+  CHECK(s.scale == Approx(std::sqrt(6.0 / (2 * 0.05))));
+  CHECK(s.need.empty());
+  fixed_point::ProducerRanges p;
+  p.weight_max = 1.78;
+  p.bn_scale = 2.0;
+  auto t = fixed_point::choose_weight_scale(p, s.scale);
+  CHECK(t.scale * 1.78 <= fixed_point::kFpqWeights.max());
+  CHECK(2.0 / (t.scale * s.scale) <= fixed_point::kFpqBatchNorm.max());
+  CHECK(t.need.empty());
 
-  r.next_weight_max = 0.4;  // s <= 1.24 < 3.01: no scale fits
-  s = fixed_point::choose_channel_scale(r);
-  CHECK(s.activation * 0.4 <= fixed_point::kFpqWeights.max());
-  CHECK_THAT(s.activation_need, Contains("unsigned 1.7 ends at 2"));
-  CHECK(s.activation_missing_bits == Approx(std::log2((6.0 / fixed_point::kFpqActivation.max()) / (fixed_point::kFpqWeights.max() / 0.4))));
+  g.next_weight_max = 0.4;  // s <= 1.24 < 3.01: no scale fits
+  s = fixed_point::choose_activation_scale(g);
+  CHECK(s.scale * 0.4 <= fixed_point::kFpqWeights.max());
+  CHECK_THAT(s.need, Contains("unsigned 1.7 ends at 2"));
+  CHECK(s.missing_bits == Approx(std::log2((6.0 / fixed_point::kFpqActivation.max()) / (fixed_point::kFpqWeights.max() / 0.4))));
+  // Where no scale fits, the activation clips at its MSE-optimal clip when that lies below where
+  // the weights stop s, and where the weights stop it otherwise.
+  g.activation_clip = 1.5;  // s = 1.5 / (2 - 1/128) < 1.24
+  CHECK(fixed_point::choose_activation_scale(g).scale == Approx(1.5 / fixed_point::kFpqActivation.max()));
+  g.activation_clip = 4.0;
+  CHECK(fixed_point::choose_activation_scale(g).scale == Approx(fixed_point::kFpqWeights.max() / 0.4));
+  // A BatchNormalization offset beyond signed 5.10 raises the floor too.
+  g = {};
+  g.activation_max = 1.0;
+  g.signed_max = 64.0;
+  g.next_weight_max = 0.01;
+  CHECK(fixed_point::choose_activation_scale(g).scale >= 64.0 / fixed_point::kFpqBatchNorm.max());
 }

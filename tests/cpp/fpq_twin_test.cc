@@ -185,3 +185,25 @@ TEST_CASE("FPQ twin: integer arithmetic (shape computations) is left alone") {
   CHECK(value_of(*twin, "r", "output").representation == "unsigned 1.7");
   CHECK(twin->not_simulated.empty());
 }
+
+TEST_CASE("FPQ twin: a pool's average or maximum is held in its input's representation, an Add before a Relu says so") {
+  auto m = test::tiny_model();
+  auto& g = *m.mutable_graph();
+  test::set_input_shape(*g.mutable_input(0), "x", {1, 2, 2, 2});
+  g.mutable_node(0)->set_output(0, "r");                                   // Relu: unsigned 1.7
+  test::add_node(g, "GlobalAveragePool", "gap", {"r"}, {"g"});            // held as its input
+  test::add_node(g, "Sigmoid", "sigmoid", {"x"}, {"sg"});                 // no representation
+  test::add_node(g, "GlobalMaxPool", "gmp", {"sg"}, {"h"});               // so neither is this
+  test::add_node(g, "Add", "add", {"g", "g"}, {"a"});
+  test::add_node(g, "Relu", "relu2", {"a"}, {"y2"});
+  g.add_output()->set_name("h");
+  g.add_output()->set_name("y2");
+  auto twin = build_fpq_twin(m);
+  REQUIRE(twin.ok());
+  CHECK(value_of(*twin, "g", "output").representation == "unsigned 1.7");
+  CHECK(value_of(*twin, "a", "output").rectified_next);
+  CHECK_FALSE(value_of(*twin, "r", "output").rectified_next);
+  REQUIRE(twin->not_simulated.size() == 2);
+  CHECK(twin->not_simulated[0].op == "Sigmoid");
+  CHECK(twin->not_simulated[1].op == "GlobalMaxPool");
+}

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +85,15 @@ inline onnx::ModelProto tiny_model() {
   n->add_input("x");
   n->add_output("y");
   return m;
+}
+
+// n floats drawn uniformly from [lo, hi), seeded: the same values on every run.
+inline std::vector<float> seeded_floats(size_t n, float lo, float hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
 }
 
 inline onnx::TensorProto float_tensor(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {

@@ -16,6 +16,10 @@ export const ZOO = process.env.ONNX_LATTICE_ZOO ??
 // Small CNNs trained on real handwritten digits, with their held-out samples (make_trained.py).
 export const TRAINED = process.env.ONNX_LATTICE_TRAINED ??
   join(process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lattice'), 'trained');
+// YOLO-style (SPPF) and ResNet-style CNNs trained on digits placed in 64×64, each also exported
+// with BatchNorm folded, with calibration and held-out samples (make_fpq_trained.py).
+export const FPQ_TRAINED = process.env.ONNX_LATTICE_FPQ_TRAINED ??
+  join(process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lattice'), 'fpq_trained');
 
 export const fixtures = () => readdirSync(FIXTURES).filter((f) => f.endsWith('.onnx')).sort();
 export const fixture = (name) => join(FIXTURES, name);

@@ -2019,13 +2019,17 @@ test('under FPQ the page\'s repair keeps no Conv bias and says which new weights
   await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined ||
     document.querySelector('[data-testid="check-result"] .error'), null, { timeout: 300_000, polling: 250 });
   const text = await page.textContent('[data-testid="check-result"]');
-  const { repair } = await pageReport(page);
+  const { repair, range_fit: rangeFit } = await pageReport(page);
   assert.ok(repair, text);
+  // FPQ's ranges fitted on the repaired model, on the samples the repair fitted on.
+  assert.equal(rangeFit?.data.samples, 96, text);
+  assert.match(text, /FPQ's ranges fitted on 96 samples of calibration\.npy \[0, 96\); the download is the fitted model\. The check below runs it on 32 held-out samples the fit did not see\./, text);
   const refitted = repair.layers.filter((l) => l.refitted);
   assert.ok(repair.fixed_point.biases_moved > 0);
   assert.match(text, new RegExp(`FPQ: ${repair.fixed_point.biases_moved} new biases moved into BatchNormalizations; `), text);
   const { path, name } = await downloadFile(page, 'download');
-  assert.equal(name, 'digits.lattice.fpq.repaired.onnx');
+  // Under FPQ the repaired model's ranges are fitted on the same 96 samples, and that is the download.
+  assert.equal(name, 'digits.lattice.fpq.repaired.range-fit.onnx');
   const description = await api.describe(readFileSync(path));
   assert.deepEqual(description.nodes.filter((n) => n.op === 'Conv' && n.inputs[2]?.name).map((n) => n.name), [], 'no Conv keeps a bias');
   // The Node API on the same 96 samples: the same layers refitted, the same ones clipping.
@@ -2037,6 +2041,86 @@ test('under FPQ the page\'s repair keeps no Conv bias and says which new weights
   const node = await api.repair(model, converted, { calibration: { image: { data: fit96, dims: [96, 1, 32, 32] } }, conversion });
   assert.deepEqual(refitted.map((l) => l.node), node.report.layers.filter((l) => l.refitted).map((l) => l.node));
   assert.deepEqual(repair.fixed_point.weights_clip, node.report.fixed_point.weights_clip);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+// FPQ's range fit in the page (range_fit.mjs, as the Node CLI runs it on --calibration): on the
+// digits CNN exported with its BatchNormalizations folded, the ranges are fitted on three quarters
+// of the samples picked and the check runs on the quarter the fit did not see; the download is the
+// fitted model and the fit analysis its own. Without samples the conversion's estimate stays, said so.
+test('under FPQ a check on picked samples fits FPQ\'s ranges on them, checks on the held-out quarter and offers the fitted model; without samples the estimate, said so', async () => {
+  const fused = join(TRAINED, 'digits_fused.onnx');
+  const { page, context, consoleErrors } = await openPage();
+  await page.setInputFiles('[data-testid="file-input"]', fused);
+  await waitDone(page);
+  await page.selectOption('[data-testid="target-select"]', 'none');
+  await waitDone(page);
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  const findings = () => page.$$eval('[data-testid="fixed-point-finding"]', (fs) => fs.map((f) => f.textContent).join('\n'));
+  assert.match(await findings(), /FPQ's ranges without data/, 'the conversion estimates the ranges');
+  const estimate = await downloadBytes(page, 'download');
+  assert.equal(estimate.name, 'digits_fused.none.fpq.onnx');
+
+  // Without samples: the estimate, said so; nothing fitted, the download as converted.
+  let result = await runCheckInPage(page);
+  assert.equal(result.foldPass, 'true', result.text);
+  assert.equal(await page.getAttribute('[data-testid="range-fit"]', 'data-measured'), 'false');
+  assert.match(await page.textContent('[data-testid="range-fit"]'), /FPQ's ranges are the conversion's estimate, made without data from the BatchNormalizations' statistics: no samples were picked; pick some to fit them on your data\./);
+  assert.equal((await pageReport(page)).range_fit, undefined);
+  assert.ok((await downloadBytes(page, 'download')).bytes.equals(estimate.bytes));
+
+  // On samples: fitted on the first 96 of 128, checked (with the FPQ twin) on the last 32.
+  await page.setInputFiles('[data-testid="data-input"]', join(TRAINED, 'calibration.npy'));
+  await page.check('[data-testid="check-fpq"]');
+  result = await runCheckInPage(page);
+  assert.equal(result.foldPass, 'true', result.text);
+  assert.equal(await page.getAttribute('[data-testid="range-fit"]', 'data-measured'), 'true', result.text);
+  const section = await page.textContent('[data-testid="range-fit"]');
+  assert.match(section, /FPQ's ranges fitted on 96 samples of calibration\.npy \[0, 96\); the download is the fitted model\. The check below runs it on 32 held-out samples the fit did not see\./, section);
+  assert.match(section, /range fit: the float check of the fit passes \(fold-only tolerance\)/);
+  assert.doesNotMatch(section, /estimate/);
+  assert.match((await statusLines(page))[1], /^Ranges fitted and checked in \d+ ms\.$/);
+  const report = await pageReport(page);
+  const fit = report.range_fit;
+  assert.equal(fit.data.samples, 96);
+  assert.ok(fit.matches.filter((m) => m.applied).length >= 3, JSON.stringify(fit.matches.map((m) => m.id)));
+  assert.ok(fit.clipped.after < fit.clipped.before, JSON.stringify(fit.clipped));
+  // The page says the report's figures, before → after.
+  const { percent } = await import('../../wasm/check.mjs');
+  const applied = fit.matches.filter((m) => m.applied).length;
+  assert.ok(section.includes(`range fit: ${applied} layers fitted to FPQ's ranges measured on calibration.npy [0, 96); ` +
+    `FPQ activations clipped ${percent(fit.clipped.before)} → ${percent(fit.clipped.after)}`), section);
+  assert.equal(fit.float_check.pass, true);
+  assert.deepEqual([report.check.converted.inputs.samples, report.check.converted.inputs.held_out], [32, true]);
+  assert.match(report.check.converted.inputs.source, /^calibration\.npy \[96, 128\), held out from the range fit$/);
+  // The fit analysis is the fitted model's, in the report and on the page.
+  assert.match(await findings(), /fitted to FPQ's ranges measured on data/);
+  assert.doesNotMatch(await findings(), /without data/);
+  // The download is the fitted model: not the estimate's, exact in float, and its FPQ twin decides
+  // as the float model on the 400 held-out samples (the estimate's figure printed beside it).
+  const fitted = await downloadFile(page, 'download');
+  assert.equal(fitted.name, 'digits_fused.none.fpq.range-fit.onnx');
+  assert.ok(!readFileSync(fitted.path).equals(estimate.bytes), 'the fitted model differs from the estimate');
+  const estimatePath = join(dir, 'digits_fused.estimate.onnx');
+  writeFileSync(estimatePath, estimate.bytes);
+  const heldout = { inputs: join(TRAINED, 'heldout.npz'), simulate: 'fpq' };
+  const [withFit, withEstimate] = [await api.check(fused, fitted.path, heldout), await api.check(fused, estimatePath, heldout)];
+  const agreement = (c) => c.fpq.outputs[0].top1_agreement;
+  console.log(`FPQ twin top-1 agreement on 400 held-out samples: the estimate ${(100 * agreement(withEstimate)).toFixed(1)} %, ` +
+    `fitted in the page on 96 samples ${(100 * agreement(withFit)).toFixed(1)} %; clipped ${(100 * fit.clipped.before).toFixed(1)} % → ${(100 * fit.clipped.after).toFixed(1)} %`);
+  assert.ok(agreement(withFit) > 0.95, `${agreement(withFit)} (the estimate's ${agreement(withEstimate)})`);
+  assert.equal(withFit.outputs[0].top1_agreement, 1, 'the fit is exact in float');
+
+  // Samples cleared: the estimate again, and the download with it.
+  await page.click('[data-testid="data-clear"]');
+  await runCheckInPage(page);
+  assert.equal(await page.getAttribute('[data-testid="range-fit"]', 'data-measured'), 'false');
+  assert.equal((await pageReport(page)).range_fit, undefined);
+  const back = await downloadBytes(page, 'download');
+  assert.deepEqual([back.name, back.bytes.equals(estimate.bytes)], [estimate.name, true]);
+  assert.match(await findings(), /without data/);
   assert.deepEqual(consoleErrors, []);
   await context.close();
 });

@@ -9,17 +9,17 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { createConverter } from '../../wasm/index.mjs';
-import { CLIS, TRAINED, fixture, scratch } from './helpers.mjs';
+import { CLIS, FPQ_TRAINED, TRAINED, fixture, scratch } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
 
 const dir = scratch();
 const fused = join(TRAINED, 'digits_fused.onnx');
 const skip = !existsSync(fused) && 'no trained models (tests/fixtures/make_trained.py)';
 
-function convert(args, name) {
+function convert(args, name, model = fused, data = TRAINED) {
   const out = join(dir, `${name}.onnx`), report = join(dir, `${name}.json`);
-  const r = CLIS.node(['convert', fused, '-o', out, '--report', report, '--target', 'none', '--fixed-point', 'fpq', '--check',
-    '--simulate', 'fpq', '--inputs', join(TRAINED, 'heldout.npz'), ...args]);
+  const r = CLIS.node(['convert', model, '-o', out, '--report', report, '--target', 'none', '--fixed-point', 'fpq', '--check',
+    '--simulate', 'fpq', '--inputs', join(data, 'heldout.npz'), ...args]);
   assert.equal(r.status, 0, r.stderr + r.stdout);
   return { stdout: r.stdout, report: JSON.parse(readFileSync(report, 'utf8')) };
 }
@@ -83,10 +83,49 @@ test('range fit: exact in float under onnxruntime on plain, depthwise and groupe
   const { model, report } = await lattice.convert(input, { target: 'none', fixedPoint: 'fpq' });
   const fits = report.matches.filter((m) => m.pattern === 'FpqRangeFitPattern' && m.applied);
   assert.ok(fits.length >= 2, JSON.stringify(report.matches.map((m) => [m.id, m.reason])));
-  assert.ok(fits.some((m) => m.node_ops?.includes('Relu') && m.node_ops.at(-1) === 'Conv'), JSON.stringify(fits.map((m) => m.node_ops)));
+  assert.ok(fits.every((m) => m.node_ops.join() === 'Conv,BatchNormalization'), JSON.stringify(fits.map((m) => m.node_ops)));
   assert.ok(report.fixed_point.findings.some((f) => f.rule === 'range-fit' && /without data/.test(f.message)));
   const { outputs } = await compareOutputs(input, model);
   for (const [name, { maxDiff, maxMag }] of Object.entries(outputs)) {
     assert.ok(maxDiff <= 1e-5 * maxMag, `${name}: max |diff| ${maxDiff} > 1e-5 x ${maxMag}`);
   }
 });
+
+// Models the fit was not developed on (make_fpq_trained.py): a YOLO-style SPPF block, whose pools
+// and Concat the scales move through, and residual blocks, whose Adds join every BatchNormalization
+// of a stream under one scale; each as exported with BatchNorm kept and folded.
+const FPQ_MODELS = { sppf: 0.97, residual: 0.97, sppf_fused: 0.95, residual_fused: 0.95 };
+// Where the values the dense head reads are computed.
+const lastBlock = { sppf: '/sppf/cv2', sppf_fused: '/sppf/cv2', residual: '/layers/layers.3', residual_fused: '/layers/layers.3' };
+for (const [name, least] of Object.entries(FPQ_MODELS)) {
+  const model = join(FPQ_TRAINED, `${name}.onnx`);
+  test(`range fit through pools, Concat and Add: ${name}'s FPQ twin decides as the float model on >= ${100 * least} % of held-out samples`,
+    { skip: !existsSync(model) && 'no FPQ trained models (tests/fixtures/make_fpq_trained.py)' }, () => {
+      const { stdout, report } = convert(['--calibration', join(FPQ_TRAINED, 'calibration.npy')], `fpq_${name}`, model, FPQ_TRAINED);
+      const agreement = report.check.fpq.outputs[0].top1_agreement;
+      console.log(`${name}: ${stdout.split('\n').filter((l) => /FPQ twin decides|range fit: \d/.test(l)).join('; ')}`);
+      assert.ok(agreement >= least, `${name}: FPQ twin top-1 agreement ${agreement}`);
+      // Exact in float: the fit against the model before it, the conversion against the original.
+      assert.equal(report.range_fit.float_check.pass, true);
+      assert.equal(report.check.fold_only.pass, true);
+      assert.equal(report.check.converted.outputs[0].top1_agreement, 1);
+      // No weight leaves signed 0.7 with scale 0.5. The SPPF block's pools and the residual
+      // streams' Adds fit, but for the values the dense head reads: its rows cannot shrink, so
+      // there the activation clips by choice, and a warning says what it would need.
+      assert.ok(report.fixed_point.layers.every((l) => l.clipped === 0), JSON.stringify(report.fixed_point.layers.filter((l) => l.clipped)));
+      const pools = report.range_fit.activations.filter((a) => /MaxPool|Add/.test(a.tensor));
+      assert.ok(pools.length > 0);
+      const headWarned = report.range_fit.warnings.some((w) => w.message.includes("and '/fc/Gemm''s weights in range"));
+      for (const a of pools) {
+        assert.ok(a.clipped.after <= a.clipped.before, `${a.tensor}: clipped ${a.clipped.before} -> ${a.clipped.after}`);
+        assert.ok(a.clipped.after <= 0.02 || (headWarned && a.tensor.startsWith(lastBlock[name])), `${a.tensor}: clipped ${a.clipped.after}`);
+      }
+      // What clips is chosen and said: each channel's clip below its largest value, with its cost.
+      const clipped = report.range_fit.clips.flatMap((t) => t.channels.map((c) => ({ tensor: t.tensor, ...c })));
+      assert.equal(clipped.length > 0, headWarned);
+      for (const c of clipped) {
+        assert.ok(c.tensor.startsWith(lastBlock[name]) && c.clip < c.largest && c.clipped > 0 && c.clipped < 1 && Number.isFinite(c.sqnr_db), JSON.stringify(c));
+      }
+      if (headWarned) assert.match(stdout, /range fit: \d+ channels? of \d+ activations? clip by choice/);
+    });
+}

@@ -1,34 +1,42 @@
 // FpqRangeFitPattern: cross-layer scaling (Nagel et al. 2019, "Data-Free Quantization") against
-// FPQ's fixed ranges. For each channel c of Conv A → BatchNormalization → Relu → … → layer B:
-//   A's weights (and bias) × t_c, BN's mean × t_c and γ / (t_c·s_c), BN's β / s_c, B's weights on
-//   channel c × s_c.
-// BN(t·y) with mean t·μ and γ/t equals BN(y); dividing γ and β by s divides BN's output by s; Relu,
-// MaxPool and GlobalAveragePool commute with a positive per-channel scale and Flatten keeps each
-// channel's values together; B's weights multiplied by s take it back. So B's output, and
-// everything after it, is what it was; the chain's last layer keeps its output scale.
-// The scales are fixed_point::choose_channel_scale's, from the ranges in Options::channel_ranges
-// (keyed by tensor name: the Relu's output, per channel its largest value; the conv's output, its
-// largest |value|) or, without any, from the BatchNormalization's statistics (the Relu sees about
-// N(β, γ²) per channel, so β + 3|γ|), which the report's options say.
+// FPQ's fixed ranges, anchored at each Conv → BatchNormalization.
+//   - s: each channel of the BatchNormalization's output starts a group of values one scale moves
+//     through (core/fixed_point/scale_group.h: Relu, pools, Resize, Flatten, Concat's slices, both
+//     branches of an Add). The group's BatchNormalizations divide γ and β by s; the layers that
+//     read it multiply their weights on that channel by s. Every value in between is divided by s
+//     (each op there is positive-homogeneous per channel), and the readers' outputs are what they
+//     were. A group with several BatchNormalizations (a residual stream) is fitted by one match,
+//     the one whose BatchNormalization's output name comes first; the others leave it.
+//   - t: each conv's output channel c is multiplied by t and its BatchNormalization takes it back
+//     (mean · t, γ / t: BN(t·y) equals BN(y)).
+// The scales are fixed_point::choose_*_scale's, from the ranges in Options::channel_ranges (keyed by
+// tensor name, per channel: the largest value of an activation, the largest |value| of a Conv's or
+// BatchNormalization's output) or, without any, from a BatchNormalization's statistics (its output
+// is about N(β, γ²) per channel, so β + 3|γ|), which the report's options say.
+// Other nodes' weights and parameters change through new initializers their readers are rewired
+// to, so each must be read by its node alone (scale_group's rules).
 #include "core/patterns/fixed_point/range_fit.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <optional>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "core/fixed_point/channel_scale.h"
+#include "core/fixed_point/scale_group.h"
+#include "core/fixed_point/scheme.h"
 #include "core/onnx/attributes.h"
+#include "core/onnx/domain.h"
 #include "core/onnx/tensor_values.h"
 #include "core/patterns/fold/channel_affine.h"
 
 namespace lattice {
 namespace {
 
-// Chain positions.
-enum : size_t { kConv, kNorm, kRelu, kPool, kGlobalPool, kFlatten, kNext };
+using fixed_point::kFpqBatchNorm;
+using fixed_point::kFpqWeights;
 
 // Standard deviations above β taken as a channel's largest activation when no data is given.
 constexpr double kEstimateSigmas = 3.0;
@@ -56,12 +64,6 @@ bool constant_norm(const MatchContext& ctx, int node) {
   return true;
 }
 
-bool single_output(const MatchContext& ctx, int node) { return ctx.view.node(node).output_size() == 1; }
-
-bool channels_flatten(const MatchContext& ctx, int node) {
-  return attr::get_int(ctx.view.node(node), "axis", 1) == 1;
-}
-
 // A layer that takes a per-input-channel scale into its constant weights.
 bool scalable_layer(const MatchContext& ctx, int node) {
   const auto& n = ctx.view.node(node);
@@ -69,24 +71,111 @@ bool scalable_layer(const MatchContext& ctx, int node) {
   return n.op_type() == "Conv" || attr::get_int(n, "transA", 0) == 0;
 }
 
-struct Weights {
+// An initializer's values as this rewrite leaves them: read once, scaled in place, written once.
+struct Edit {
   const onnx::TensorProto* tensor;
   std::vector<double> values;
 };
 
-Result<Weights> read_weights(const MatchContext& ctx, const onnx::NodeProto& node, int input, std::string_view role) {
-  auto values = constant_values(ctx, node, input, role);
-  if (!values) return values.error();
-  return Weights{ctx.view.constant(node.input(input)), std::move(values).value()};
+class Edits {
+ public:
+  explicit Edits(const MatchContext& ctx) : ctx_(ctx) {}
+
+  Result<Edit*> of(const onnx::NodeProto& node, int input, std::string_view role) {
+    const std::string& name = node.input(input);
+    if (auto it = edits_.find(name); it != edits_.end()) return &it->second;
+    auto values = constant_values(ctx_, node, input, role);
+    if (!values) return values.error();
+    return &edits_.emplace(name, Edit{ctx_.view.constant(name), std::move(values).value()}).first->second;
+  }
+
+  const std::map<std::string, Edit>& all() const { return edits_; }
+
+ private:
+  const MatchContext& ctx_;
+  std::map<std::string, Edit> edits_;  // by name: the written model does not depend on the order
+};
+
+// A BatchNormalization's parameters (as Edits), and the conv before it whose weights take t (-1:
+// none that may be scaled).
+struct Norm {
+  Edit *gamma, *beta, *mean, *var;
+  double eps;
+  int conv = -1;
+};
+
+bool read_once(const MatchContext& ctx, const onnx::NodeProto& n, int input) {
+  return n.input_size() <= input || n.input(input).empty() || ctx.view.reader_count(n.input(input)) == 1;
 }
 
-onnx::TensorProto rewritten(const Weights& w, const std::vector<double>& values, NameAllocator& names) {
-  std::vector<int64_t> dims(w.tensor->dims().begin(), w.tensor->dims().end());
-  return make_tensor(names.fresh(w.tensor->name() + "_fpq_range"), w.tensor->data_type(), dims, values);
+// The Conv that writes a BatchNormalization's input, read by it alone: the chain this pattern
+// matches, so the one match that owns a group exists.
+int chain_conv(const MatchContext& ctx, int bn) {
+  const std::string& in = ctx.view.node(bn).input(0);
+  int conv = ctx.view.producer(in);
+  if (conv < 0 || ctx.view.node(conv).op_type() != "Conv" || ctx.view.reader_count(in) != 1) return -1;
+  return plain_conv(ctx, conv) ? conv : -1;
 }
 
-// For each element of B's weights, the channel of its input it multiplies (or an error when the
-// weights' shape does not fit `channels`).
+// A BatchNormalization another match's rewrite may change: its parameters read by it alone.
+bool group_producer(const MatchContext& ctx, int node) {
+  const auto& n = ctx.view.node(node);
+  if (n.op_type() != "BatchNormalization" || !is_default_domain(n.domain()) || !constant_norm(ctx, node)) return false;
+  for (int i = 1; i < 5; ++i) {
+    if (!read_once(ctx, n, i)) return false;
+  }
+  return true;
+}
+
+bool group_consumer(const MatchContext& ctx, int node) {
+  const auto& n = ctx.view.node(node);
+  return is_default_domain(n.domain()) && (n.op_type() == "Conv" || n.op_type() == "Gemm") &&
+         scalable_layer(ctx, node) && read_once(ctx, n, 1);
+}
+
+Result<Norm> read_norm(const MatchContext& ctx, Edits& edits, int bn, int conv) {
+  const auto& n = ctx.view.node(bn);
+  Norm norm{nullptr, nullptr, nullptr, nullptr, attr::get_float(n, "epsilon", 1e-5f), conv};
+  Edit** params[] = {&norm.gamma, &norm.beta, &norm.mean, &norm.var};
+  for (int i = 1; i < 5; ++i) {
+    auto p = edits.of(n, i, std::array{"scale", "bias", "mean", "variance"}[i - 1]);
+    if (!p) return p.error();
+    *params[i - 1] = *p;
+  }
+  const size_t channels = norm.gamma->values.size();
+  if (norm.beta->values.size() != channels || norm.mean->values.size() != channels || norm.var->values.size() != channels) {
+    return error("BatchNormalization '{}' has parameters of different lengths", ctx.view.label(bn));
+  }
+  return norm;
+}
+
+// A producer's conv (when it has one that may be scaled) with its output channels.
+struct ConvWeights {
+  Edit *weights = nullptr, *bias = nullptr;
+  size_t per_channel = 0;
+};
+
+Result<ConvWeights> read_conv(const MatchContext& ctx, Edits& edits, int conv, size_t channels) {
+  if (conv < 0) return ConvWeights{};
+  const auto& n = ctx.view.node(conv);
+  auto w = edits.of(n, 1, "weight");
+  if (!w) return w.error();
+  const auto* t = (*w)->tensor;
+  if (t->dims_size() < 1 || static_cast<size_t>(t->dims(0)) != channels) {
+    return error("'{}' has {} output channels and its BatchNormalization {} parameters", ctx.view.label(conv),
+                 t->dims_size() ? t->dims(0) : 0, channels);
+  }
+  ConvWeights out{*w, nullptr, (*w)->values.size() / channels};
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    auto b = edits.of(n, 2, "bias");
+    if (!b) return b.error();
+    out.bias = *b;
+  }
+  return out;
+}
+
+// For each element of a layer's weights, the channel of its input it multiplies (or an error when
+// the weights' shape does not fit `channels`).
 Result<std::vector<size_t>> input_channels(const onnx::NodeProto& next, const onnx::TensorProto& w, size_t channels) {
   std::vector<size_t> dims(w.dims().begin(), w.dims().end());
   size_t total = 1;
@@ -116,168 +205,356 @@ Result<std::vector<size_t>> input_channels(const onnx::NodeProto& next, const on
 
 // A BatchNormalization that carries only a bias (FpqConvBiasIntoBatchNormPattern's: scale 1, mean
 // 0, var + ε = 1) says nothing about its activations.
-bool carries_only_bias(const std::vector<double>& gamma, const std::vector<double>& mean,
-                       const std::vector<double>& var, double eps) {
-  for (size_t c = 0; c < gamma.size(); ++c) {
-    if (gamma[c] != 1 || mean[c] != 0 || std::abs(var[c] + eps - 1) > 1e-6) return false;
+bool carries_only_bias(const Norm& n) {
+  for (size_t c = 0; c < n.gamma->values.size(); ++c) {
+    if (n.gamma->values[c] != 1 || n.mean->values[c] != 0 || std::abs(n.var->values[c] + n.eps - 1) > 1e-6) return false;
   }
   return true;
 }
 
-// The channel where a range is missed by most, described once for the layer.
+// The channel where a range is missed by most, described once for the match.
 struct Worst {
   size_t count = 0, channel = 0;
-  std::string need;
+  std::string need, value, layer;
   double bits = -1;
-  void note(size_t c, const std::string& n, double b) {
-    if (n.empty()) return;
+  void note(const fixed_point::ScaleChoice& choice, size_t c, std::string v = {}, std::string l = {}) {
+    if (choice.need.empty()) return;
     ++count;
-    if (b > bits) bits = b, channel = c, need = n;
+    if (choice.missing_bits > bits) bits = choice.missing_bits, channel = c, need = choice.need, value = std::move(v), layer = std::move(l);
   }
 };
 
-Result<Replacement> fit_ranges(const MatchContext& ctx, const Match& m, NameAllocator& names) {
-  const auto& conv = ctx.view.node(m.at(kConv));
-  const auto& bn = ctx.view.node(m.at(kNorm));
-  const std::string conv_label = ctx.view.label(m.at(kConv)), bn_label = ctx.view.label(m.at(kNorm));
-  // The activation moves only through a Relu to a layer that takes the scale back; otherwise the
-  // Relu's output keeps its scale and only the conv's weights are fitted.
-  int next = m.at(kRelu) >= 0 ? m.at(kNext) : -1;
-  if (next >= 0 && (ctx.view.node(next).op_type() == "Gemm") != (m.at(kFlatten) >= 0)) next = -1;
+// One match's rewrite: the groups it owns (their s, and t of every conv writing them), and the t
+// of its own channels whose group keeps its scale.
+class RangeFit {
+ public:
+  RangeFit(const MatchContext& ctx, const Match& m) : ctx_(ctx), m_(m), edits_(ctx) {}
 
-  auto weights = read_weights(ctx, conv, 1, "weight");
-  if (!weights) return weights.error();
-  std::vector<Weights> params;
-  for (int i = 1; i < 5; ++i) {
-    auto p = read_weights(ctx, bn, i, std::array{"scale", "bias", "mean", "variance"}[i - 1]);
-    if (!p) return p.error();
-    params.push_back(std::move(p).value());
-  }
-  const auto &gamma = params[0].values, &beta = params[1].values, &mean = params[2].values, &var = params[3].values;
-  const size_t channels = gamma.size();
-  if (weights->tensor->dims_size() < 1 || static_cast<size_t>(weights->tensor->dims(0)) != channels ||
-      beta.size() != channels || mean.size() != channels || var.size() != channels) {
-    return error("'{}' has {} output channels and BatchNormalization '{}' {} parameters", conv_label,
-                 weights->tensor->dims_size() ? weights->tensor->dims(0) : 0, bn_label, channels);
-  }
-  const double eps = attr::get_float(bn, "epsilon", 1e-5f);
-  const size_t per_channel = weights->values.size() / channels;
+  Result<Replacement> run(NameAllocator& names) {
+    const int conv = m_.at(kConv), bn = m_.at(kNorm);
+    auto anchor = norm_of(bn, conv);
+    if (!anchor) return anchor.error();
+    const size_t channels = (*anchor)->gamma->values.size();
+    auto anchor_conv = conv_of(bn);
+    if (!anchor_conv) return anchor_conv.error();
 
-  std::optional<Weights> next_weights;
-  std::vector<size_t> next_channel;
-  if (next >= 0) {
-    auto w = read_weights(ctx, ctx.view.node(next), 1, "weight");
-    if (!w) return w.error();
-    auto of = input_channels(ctx.view.node(next), *w->tensor, channels);
-    if (!of) return of.error();
-    next_weights = std::move(w).value();
-    next_channel = std::move(of).value();
-  }
-
-  // The ranges: measured, or estimated from the BatchNormalization.
-  const auto& given = ctx.options.channel_ranges;
-  auto measured = [&](int node) -> const std::vector<double>* {
-    auto it = node >= 0 ? given.find(ctx.view.node(node).output(0)) : given.end();
-    return it != given.end() && it->second.size() == channels ? &it->second : nullptr;
-  };
-  const auto* activations = measured(m.at(kRelu));
-  const auto* conv_outputs = measured(m.at(kConv));
-  const bool estimate = given.empty() && !carries_only_bias(gamma, mean, var, eps);
-
-  std::vector<fixed_point::ChannelRanges> ranges(channels);
-  for (size_t c = 0; c < channels; ++c) {
-    auto& r = ranges[c];
-    r.bn_scale = gamma[c] / std::sqrt(var[c] + eps);
-    r.bn_offset = beta[c] - mean[c] * r.bn_scale;
-    for (size_t i = 0; i < per_channel; ++i) r.weight_max = std::max(r.weight_max, std::abs(weights->values[c * per_channel + i]));
-    if (conv_outputs) r.conv_output_max = (*conv_outputs)[c];
-    if (next < 0) continue;
-    r.activation_max = activations ? (*activations)[c] : estimate ? std::max(0.0, beta[c] + kEstimateSigmas * std::abs(gamma[c])) : 0;
-  }
-  if (next_weights) {
-    for (size_t i = 0; i < next_weights->values.size(); ++i) {
-      auto& r = ranges[next_channel[i]];
-      r.next_weight_max = std::max(r.next_weight_max, std::abs(next_weights->values[i]));
-    }
-  }
-
-  std::vector<double> s(channels), t(channels);
-  Worst activation_worst, weights_worst;
-  bool changes = false;
-  for (size_t c = 0; c < channels; ++c) {
-    auto scale = fixed_point::choose_channel_scale(ranges[c]);
-    s[c] = scale.activation;
-    t[c] = scale.weights;
-    changes = changes || s[c] != 1 || t[c] != 1;
-    activation_worst.note(c, scale.activation_need, scale.activation_missing_bits);
-    weights_worst.note(c, scale.weights_need, scale.weights_missing_bits);
-  }
-  if (!changes) return error("every channel of '{}' is in FPQ's ranges as it is", conv_label);
-
-  Replacement r;
-  std::vector<double> w = weights->values;
-  for (size_t i = 0; i < w.size(); ++i) w[i] *= t[i / per_channel];
-  onnx::NodeProto fitted_conv = conv;
-  r.initializers.push_back(rewritten(*weights, w, names));
-  fitted_conv.set_input(1, r.initializers.back().name());
-  if (conv.input_size() > 2 && !conv.input(2).empty()) {
-    auto bias = read_weights(ctx, conv, 2, "bias");
-    if (!bias) return bias.error();
-    std::vector<double> b = bias->values;
-    for (size_t c = 0; c < b.size() && c < channels; ++c) b[c] *= t[c];
-    r.initializers.push_back(rewritten(*bias, b, names));
-    fitted_conv.set_input(2, r.initializers.back().name());
-  }
-  r.nodes.push_back(std::move(fitted_conv));
-
-  std::vector<std::vector<double>> fitted(4);
-  for (size_t c = 0; c < channels; ++c) {
-    fitted[0].push_back(gamma[c] / (t[c] * s[c]));
-    fitted[1].push_back(beta[c] / s[c]);
-    fitted[2].push_back(mean[c] * t[c]);
-    fitted[3].push_back(var[c]);
-  }
-  onnx::NodeProto fitted_bn = bn;
-  for (int i = 0; i < 3; ++i) {
-    for (double v : fitted[i]) {
-      if (!fits_type(v, params[i].tensor->data_type())) {
-        return error("fitting '{}' would give BatchNormalization '{}' a parameter of {}, which its type cannot hold",
-                     conv_label, bn_label, v);
+    fixed_point::GroupRules rules{[&](int n) { return group_producer(ctx_, n); },
+                                  [&](int n) { return group_consumer(ctx_, n); }};
+    auto groups = fixed_point::scale_groups(ctx_.view, ctx_.shapes, bn, rules);
+    std::vector<bool> seen(groups.groups.size());
+    std::string owner_elsewhere;
+    for (size_t c = 0; c < channels; ++c) {
+      const fixed_point::ScaleGroup* g = groups.groups.empty() ? nullptr : &groups.groups[groups.of_channel[c]];
+      int owner = g && !g->frozen ? owner_of(*g) : -1;
+      if (owner < 0) {
+        // Its values keep their scale: only this conv's weights move, against its own
+        // BatchNormalization.
+        if (auto s = fit_producer(bn, c, 1.0); !s) return s.error();
+      } else if (owner != bn) {
+        owner_elsewhere = ctx_.view.label(owner);
+      } else if (!seen[groups.of_channel[c]]) {
+        seen[groups.of_channel[c]] = true;
+        if (auto s = fit_group(*g); !s) return s.error();
       }
     }
-    r.initializers.push_back(rewritten(params[i], fitted[i], names));
-    fitted_bn.set_input(i + 1, r.initializers.back().name());
-  }
-  r.nodes.push_back(std::move(fitted_bn));
-  for (size_t step = kRelu; step < kNext; ++step) {
-    if (m.at(step) >= 0) r.nodes.push_back(ctx.view.node(m.at(step)));
-  }
-  if (m.at(kNext) >= 0) {
-    onnx::NodeProto layer = ctx.view.node(m.at(kNext));
-    if (next_weights) {
-      std::vector<double> v = next_weights->values;
-      for (size_t i = 0; i < v.size(); ++i) v[i] *= s[next_channel[i]];
-      r.initializers.push_back(rewritten(*next_weights, v, names));
-      layer.set_input(1, r.initializers.back().name());
+    // A group that no scale fits is said even when its scales stay (fitted already, say by the
+    // estimate): what it would need is the warning.
+    if (!changes_ && activation_worst_.count == 0 && weights_worst_.count == 0) {
+      if (!owner_elsewhere.empty()) {
+        return error("its channels move with the values '{}''s match fits", owner_elsewhere);
+      }
+      return error("every channel of '{}' is in FPQ's ranges as it is", ctx_.view.label(conv));
     }
-    r.nodes.push_back(std::move(layer));
+    return replacement(names, channels);
   }
 
-  // What no scale could fit, named once per layer with its worst channel.
-  const std::string relu_label = m.at(kRelu) >= 0 ? ctx.view.label(m.at(kRelu)) : "";
-  if (activation_worst.count) {
-    r.warnings.push_back({relu_label, fmt::format("'{}': {} of {} channels have no scale that keeps both this activation "
-                                                  "in unsigned 1.7 and '{}''s weights in range; channel {} would need {}",
-                                                  relu_label, activation_worst.count, channels,
-                                                  ctx.view.label(next), activation_worst.channel, activation_worst.need)});
+ private:
+  enum : size_t { kConv, kNorm };
+
+  Result<Norm*> norm_of(int bn, int conv) {
+    if (auto it = norms_.find(bn); it != norms_.end()) return &it->second;
+    auto n = read_norm(ctx_, edits_, bn, conv);
+    if (!n) return n.error();
+    return &norms_.emplace(bn, std::move(n).value()).first->second;
   }
-  if (weights_worst.count) {
-    r.warnings.push_back({conv_label, fmt::format("'{}': {} of {} channels have no scale that keeps both its weights and "
-                                                  "BatchNormalization '{}''s scale in range; channel {} would need {}",
-                                                  conv_label, weights_worst.count, channels, bn_label,
-                                                  weights_worst.channel, weights_worst.need)});
+
+  Result<ConvWeights*> conv_of(int bn) {
+    if (auto it = convs_.find(bn); it != convs_.end()) return &it->second;
+    auto norm = norm_of(bn, -1);
+    if (!norm) return norm.error();
+    auto w = read_conv(ctx_, edits_, (*norm)->conv, (*norm)->gamma->values.size());
+    if (!w) return w.error();
+    return &convs_.emplace(bn, std::move(w).value()).first->second;
   }
-  return r;
+
+  // The match that fits a group: the producer with the first output name among those a match is
+  // anchored at (a name, not a position: it stays as rewrites move nodes), or -1.
+  int owner_of(const fixed_point::ScaleGroup& g) const {
+    int owner = -1;
+    for (const auto& p : g.producers) {
+      if (chain_conv(ctx_, p.node) < 0) continue;
+      if (owner < 0 || ctx_.view.node(p.node).output(0) < ctx_.view.node(owner).output(0)) owner = p.node;
+    }
+    return owner;
+  }
+
+  const std::vector<double>* measured(const std::string& tensor, size_t channels) const {
+    auto it = ctx_.options.channel_ranges.find(tensor);
+    return it != ctx_.options.channel_ranges.end() && it->second.size() == channels ? &it->second : nullptr;
+  }
+
+  // The producer's conv is the match's own, or one whose weights only it reads.
+  Result<Norm*> producer(int bn) {
+    int conv = bn == m_.at(kNorm) ? m_.at(kConv) : chain_conv(ctx_, bn);
+    if (conv >= 0 && bn != m_.at(kNorm)) {
+      const auto& n = ctx_.view.node(conv);
+      if (!read_once(ctx_, n, 1) || !read_once(ctx_, n, 2)) conv = -1;
+    }
+    return norm_of(bn, conv);
+  }
+
+  // t of one producer channel given its group's s, applied with s.
+  Status fit_producer(int bn, size_t c, double s) {
+    auto norm = producer(bn);
+    if (!norm) return norm.error();
+    auto conv = conv_of(bn);
+    if (!conv) return conv.error();
+    const Norm& n = **norm;
+    const ConvWeights& w = **conv;
+    double t = 1;
+    if (w.weights) {
+      fixed_point::ProducerRanges r;
+      r.bn_scale = n.gamma->values[c] / std::sqrt(n.var->values[c] + n.eps);
+      r.weight_max = row_max(w, c);
+      const std::string& out = ctx_.view.node(n.conv).output(0);
+      if (const auto* m = measured(out, n.gamma->values.size())) r.conv_output_max = (*m)[c];
+      auto choice = fixed_point::choose_weight_scale(r, s);
+      t = choice.scale;
+      weights_worst_.note(choice, c, "", ctx_.view.label(n.conv));
+    }
+    return scale_producer(bn, c, t, s);
+  }
+
+  static double row_max(const ConvWeights& w, size_t c) {
+    double top = 0;
+    for (size_t i = 0; i < w.per_channel; ++i) top = std::max(top, std::abs(w.weights->values[c * w.per_channel + i]));
+    return top;
+  }
+
+  // The conv's row c times t (its bias too), and its BatchNormalization's γ over t·s, β over s,
+  // mean times t: its output divided by s, everything else as it was.
+  Status scale_producer(int bn, size_t c, double t, double s) {
+    auto norm = producer(bn);
+    if (!norm) return norm.error();
+    auto conv = conv_of(bn);
+    if (!conv) return conv.error();
+    Norm& n = **norm;
+    ConvWeights& w = **conv;
+    if (!w.weights) t = 1;
+    if (w.weights) {
+      for (size_t i = 0; i < w.per_channel; ++i) w.weights->values[c * w.per_channel + i] *= t;
+      if (w.bias && c < w.bias->values.size()) w.bias->values[c] *= t;
+    }
+    n.gamma->values[c] /= t * s;
+    n.beta->values[c] /= s;
+    n.mean->values[c] *= t;
+    changes_ = changes_ || t != 1 || s != 1;
+    return ok_status();
+  }
+
+  // The BatchNormalization after a reading conv, when that conv's rows may shrink (their t, which
+  // its BatchNormalization takes back) to make room for the scale on its input; -1 otherwise.
+  int norm_after(int conv) const {
+    const auto& n = ctx_.view.node(conv);
+    if (n.op_type() != "Conv" || n.output_size() != 1) return -1;
+    const auto& readers = ctx_.view.consumers(n.output(0));
+    if (readers.size() != 1 || !group_producer(ctx_, readers[0]) || chain_conv(ctx_, readers[0]) != conv) return -1;
+    return readers[0];
+  }
+
+  // What bounds the group's s: its values' ranges (measured, or without any data estimated from a
+  // lone BatchNormalization's statistics), its BatchNormalizations' offsets, its readers' weights.
+  Result<fixed_point::GroupRanges> ranges_of(const fixed_point::ScaleGroup& g, std::string& top_value, size_t& top_channel) {
+    fixed_point::GroupRanges r;
+    std::vector<int> producers;
+    for (const auto& p : g.producers) producers.push_back(p.node);
+    for (const auto& v : g.values) {
+      int writer = ctx_.view.producer(v.tensor);
+      const Shape* shape = ctx_.shapes.of(v.tensor);
+      const auto* m = shape && shape->size() >= 2 && (*shape)[1] > 0 ? measured(v.tensor, static_cast<size_t>((*shape)[1])) : nullptr;
+      if (!m) continue;
+      if (std::find(producers.begin(), producers.end(), writer) != producers.end()) {
+        r.signed_max = std::max(r.signed_max, (*m)[v.channel]);  // a BatchNormalization's output: signed 5.10
+        continue;
+      }
+      auto clip = ctx_.options.channel_clips.find(v.tensor);
+      if (clip != ctx_.options.channel_clips.end() && clip->second.size() == m->size()) {
+        r.activation_clip = std::max(r.activation_clip, clip->second[v.channel]);
+      }
+      if ((*m)[v.channel] > r.activation_max) {
+        r.activation_max = (*m)[v.channel];
+        top_value = ctx_.view.label(writer);
+        top_channel = v.channel;
+      }
+    }
+    for (const auto& p : g.producers) {
+      auto norm = producer(p.node);
+      if (!norm) return norm.error();
+      const Norm& n = **norm;
+      const size_t c = p.channel;
+      const double scale = n.gamma->values[c] / std::sqrt(n.var->values[c] + n.eps);
+      r.signed_max = std::max(r.signed_max, std::abs(n.beta->values[c] - n.mean->values[c] * scale));
+      // Without data: one BatchNormalization's output is about N(β, γ²), and nothing after it
+      // (pools, Concat) grows its largest value; an Add would, so a stream is not estimated.
+      if (ctx_.options.channel_ranges.empty() && g.producers.size() == 1 && !g.through_add && !carries_only_bias(n)) {
+        r.activation_max = std::max(0.0, n.beta->values[c] + kEstimateSigmas * std::abs(n.gamma->values[c]));
+        top_value = g.values.size() > 1 ? ctx_.view.label(ctx_.view.producer(g.values[1].tensor)) : ctx_.view.label(p.node);
+        top_channel = c;
+      }
+    }
+    // A reading conv with a BatchNormalization of its own can shrink each row by as much as that
+    // BatchNormalization's scale can grow within signed 5.10: only what is left of its weights
+    // bounds s. Other readers' weights (a dense head) bound it as they are.
+    fixed_rows_ = false;
+    for (const auto& q : g.consumers) {
+      auto column = consumer_column(q);
+      if (!column) return column.error();
+      const int bn = norm_after(q.node);
+      std::vector<double> room;
+      if (bn >= 0) {
+        auto norm = producer(bn);
+        if (!norm) return norm.error();
+        for (size_t o = 0; o < (*norm)->gamma->values.size(); ++o) {
+          const double k = std::abs((*norm)->gamma->values[o]) / std::sqrt((*norm)->var->values[o] + (*norm)->eps);
+          room.push_back(std::min(1.0, k / kFpqBatchNorm.max()));
+        }
+      }
+      fixed_rows_ = fixed_rows_ || room.empty();
+      for (auto [w, row] : *column) {
+        double least = std::abs(*w) * (room.empty() || row >= room.size() ? 1.0 : room[row]);
+        if (least > r.next_weight_max) r.next_weight_max = least, widest_reader_ = ctx_.view.label(q.node);
+      }
+    }
+    return r;
+  }
+
+  // The weights of a consumer that multiply one of its input channels, each with its output row.
+  Result<std::vector<std::pair<double*, size_t>>> consumer_column(const fixed_point::NodeChannel& q) {
+    const auto& n = ctx_.view.node(q.node);
+    auto w = edits_.of(n, 1, "weight");
+    if (!w) return w.error();
+    auto it = layouts_.find(q.node);
+    if (it == layouts_.end()) {
+      auto of = input_channels(n, *(*w)->tensor, q.channels);
+      if (!of) return of.error();
+      it = layouts_.emplace(q.node, std::move(of).value()).first;
+    }
+    const auto* t = (*w)->tensor;
+    // A Conv's row is its output channel; a Gemm's rows are not scaled.
+    const size_t per_row = n.op_type() == "Conv" && t->dims_size() > 0 && t->dims(0) > 0
+                               ? (*w)->values.size() / static_cast<size_t>(t->dims(0))
+                               : (*w)->values.size();
+    std::vector<std::pair<double*, size_t>> column;
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      if (it->second[i] == q.channel) column.emplace_back(&(*w)->values[i], i / per_row);
+    }
+    return column;
+  }
+
+  Status fit_group(const fixed_point::ScaleGroup& g) {
+    std::string top_value;
+    size_t top_channel = 0;
+    widest_reader_.clear();
+    auto ranges = ranges_of(g, top_value, top_channel);
+    if (!ranges) return ranges.error();
+    auto choice = fixed_point::choose_activation_scale(*ranges, !fixed_rows_);
+    const double s = choice.scale;
+    activation_worst_.note(choice, top_channel, top_value, widest_reader_);
+    ++groups_;
+    for (const auto& p : g.producers) {
+      if (auto st = fit_producer(p.node, p.channel, s); !st) return st;
+    }
+    // The readers' weights take s back; a row of a conv that s pushed beyond signed 0.7 shrinks.
+    std::vector<std::pair<int, size_t>> rows;  // (conv, row) pushed beyond signed 0.7
+    for (const auto& q : g.consumers) {
+      auto column = consumer_column(q);
+      if (!column) return column.error();
+      for (auto [w, row] : *column) {
+        *w *= s;
+        if (std::abs(*w) > kFpqWeights.max()) rows.emplace_back(q.node, row);
+      }
+    }
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    for (const auto& [conv, row] : rows) {
+      const int bn = norm_after(conv);
+      if (bn < 0) continue;
+      auto w = conv_of(bn);
+      if (!w) return w.error();
+      if (auto st = scale_producer(bn, row, kFpqWeights.max() / row_max(**w, row), 1.0); !st) return st;
+    }
+    return ok_status();
+  }
+
+  Result<Replacement> replacement(NameAllocator& names, size_t channels) {
+    Replacement r;
+    onnx::NodeProto conv = ctx_.view.node(m_.at(kConv)), bn = ctx_.view.node(m_.at(kNorm));
+    for (const auto& [name, edit] : edits_.all()) {
+      for (double v : edit.values) {
+        if (!fits_type(v, edit.tensor->data_type())) {
+          return error("fitting '{}' would give '{}' a value of {}, which its type cannot hold",
+                       ctx_.view.label(m_.at(kConv)), name, v);
+        }
+      }
+      std::vector<int64_t> dims(edit.tensor->dims().begin(), edit.tensor->dims().end());
+      r.initializers.push_back(make_tensor(names.fresh(name + "_fpq_range"), edit.tensor->data_type(), dims, edit.values));
+      const std::string& fresh = r.initializers.back().name();
+      bool read_here = false;
+      for (auto* node : {&conv, &bn}) {
+        for (int i = 0; i < node->input_size(); ++i) {
+          if (node->input(i) == name) node->set_input(i, fresh), read_here = true;
+        }
+      }
+      // Another node's weights or parameters (each read by that node alone): its readers read the new tensor.
+      if (!read_here) r.rewires.emplace_back(name, fresh);
+    }
+    r.nodes.push_back(std::move(conv));
+    r.nodes.push_back(std::move(bn));
+
+    // What no scale could fit, named once per match with its worst channel.
+    if (activation_worst_.count) {
+      r.warnings.push_back({activation_worst_.value,
+                            fmt::format("'{}': {} of {} channels have no scale that keeps both this activation in unsigned "
+                                        "1.7 and '{}''s weights in range; channel {} would need {}",
+                                        activation_worst_.value, activation_worst_.count, groups_, activation_worst_.layer,
+                                        activation_worst_.channel, activation_worst_.need)});
+    }
+    if (weights_worst_.count) {
+      const std::string bn_label = ctx_.view.label(m_.at(kNorm));
+      r.warnings.push_back({weights_worst_.layer,
+                            fmt::format("'{}': {} of {} channels have no scale that keeps both its weights and its "
+                                        "BatchNormalization's scale in range; channel {} would need {}",
+                                        weights_worst_.layer, weights_worst_.count, channels, weights_worst_.channel,
+                                        weights_worst_.need)});
+    }
+    return r;
+  }
+
+  const MatchContext& ctx_;
+  const Match& m_;
+  Edits edits_;
+  std::map<int, Norm> norms_;
+  std::map<int, ConvWeights> convs_;
+  std::map<int, std::vector<size_t>> layouts_;  // by consumer: it reads one tensor
+  std::string widest_reader_;
+  bool fixed_rows_ = false;  // a reader of the group being fitted cannot shrink its rows
+  Worst activation_worst_, weights_worst_;
+  size_t groups_ = 0;
+  bool changes_ = false;
+};
+
+Result<Replacement> fit_ranges(const MatchContext& ctx, const Match& m, NameAllocator& names) {
+  return RangeFit(ctx, m).run(names);
 }
 
 }  // namespace
@@ -287,15 +564,13 @@ const Pattern& fpq_range_fit_pattern() {
       .name = "FpqRangeFitPattern",
       .phase = Phase::kFusion,
       .numerically_equivalent = true,
-      .matches = "Conv with constant weights -> BatchNormalization with constant parameters -> [Relu -> [MaxPool] -> "
-                 "[GlobalAveragePool] -> [Flatten] -> Conv or Gemm with constant weights], under --fixed-point fpq",
-      .emits = "the same nodes with per-channel scales moved between them: the Conv's weights and the BatchNormalization's "
-               "mean times t, its scale over t·s and offset over s, the next layer's weights on each channel times s; "
-               "weights within [-0.5, 0.5) and the Relu's output within [0, 2) on the ranges given",
-      .chain = {Step{{"Conv"}, plain_conv, false}, Step{{"BatchNormalization"}, constant_norm, false},
-                Step{{"Relu"}, single_output, true}, Step{{"MaxPool"}, single_output, true},
-                Step{{"GlobalAveragePool"}, single_output, true}, Step{{"Flatten"}, channels_flatten, true},
-                Step{{"Conv", "Gemm"}, scalable_layer, true}},
+      .matches = "Conv -> BatchNormalization with constant weights, and the values each channel reaches through "
+                 "Relu, pools, Resize, Flatten, Concat and Add to the Conv or Gemm layers that read them, under "
+                 "--fixed-point fpq",
+      .emits = "the same nodes with per-channel scales moved between them (t: a Conv's weights, its "
+               "BatchNormalization's mean and scale; s: the BatchNormalizations' scale and offset, the readers' "
+               "weights): weights within [-0.5, 0.5) and activations within [0, 2) on the ranges given",
+      .chain = {Step{{"Conv"}, plain_conv, false}, Step{{"BatchNormalization"}, constant_norm, false}},
       .graft = fit_ranges,
       .scheme = FixedPoint::kFpq,
   };
