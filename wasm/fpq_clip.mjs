@@ -32,6 +32,9 @@ export function addValues(h, data, inner) {
   }
 }
 
+// The rounding error of `kept` values held in 256 steps up to α (each step's error uniform).
+const rounding = (kept, alpha) => kept * (alpha / STEPS) ** 2 / 12;
+
 // A channel's error at clip α: the clipped values' Σ(x − α)², the rounding of the others, how
 // many clip, and Σx² (values taken at their bin's centre).
 function errorAt(h, c, alpha) {
@@ -44,7 +47,7 @@ function errorAt(h, c, alpha) {
     signal += n * x * x;
     if (x > alpha) { clip += n * (x - alpha) ** 2; clipped += n; } else kept += n;
   }
-  return { clip, rounding: kept * (alpha / STEPS) ** 2 / 12, clipped, signal };
+  return { clip, rounding: rounding(kept, alpha), clipped, signal };
 }
 
 // Per channel, the MSE-optimal clip (0 for a channel that is never positive). The bins beyond the
@@ -63,7 +66,7 @@ export function optimalClips(h) {
     let best = top, least = Infinity;
     for (let k = 1; k <= HISTOGRAM_BINS; ++k) {
       const alpha = k * width;
-      const error = s2[k] - 2 * alpha * s1[k] + alpha * alpha * s0[k] + (s0[0] - s0[k]) * (alpha / STEPS) ** 2 / 12;
+      const error = s2[k] - 2 * alpha * s1[k] + alpha * alpha * s0[k] + rounding(s0[0] - s0[k], alpha);
       if (error < least) least = error, best = alpha;
     }
     return best;

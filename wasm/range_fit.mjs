@@ -30,11 +30,16 @@ export function rangeTensors(description) {
   return tensors;
 }
 
+// Runs the model on every batch, handing `take` each batch's outputs with `names` among them.
+function runReading(runtime, model, batches, names, take) {
+  const outputs = new Set(model.description.outputs.map((o) => o.name));
+  return runModel(runtime, model, batches, names.filter((n) => !outputs.has(n)), { load: 0, run: 0 }, take);
+}
+
 // Per channel (axis 1), the largest value (or |value|) of each tensor over all batches: {tensor: [..]}.
 async function channelTops(runtime, model, batches, tensors) {
-  const outputs = new Set(model.description.outputs.map((o) => o.name));
   const tops = {};
-  await runModel(runtime, model, batches, tensors.map((t) => t.name).filter((n) => !outputs.has(n)), { load: 0, run: 0 }, (index, out) => {
+  await runReading(runtime, model, batches, tensors.map((t) => t.name), (index, out) => {
     for (const { name, of } of tensors) {
       const t = out[name];
       if (!t || t.dims.length < 2 || t.type !== 'float32') continue;
@@ -58,8 +63,7 @@ export async function measureChannelRanges(runtime, model, batches) {
   const tops = await channelTops(runtime, model, batches, tensors);
   const activations = tensors.filter((t) => t.of === 'top' && tops[t.name]);
   const histograms = Object.fromEntries(activations.map((t) => [t.name, channelHistograms(tops[t.name])]));
-  const outputs = new Set(model.description.outputs.map((o) => o.name));
-  await runModel(runtime, model, batches, activations.map((t) => t.name).filter((n) => !outputs.has(n)), { load: 0, run: 0 }, (index, out) => {
+  await runReading(runtime, model, batches, activations.map((t) => t.name), (index, out) => {
     for (const [name, h] of Object.entries(histograms)) {
       const t = out[name];
       if (t) addValues(h, t.data, t.dims.slice(2).reduce((a, b) => a * b, 1));

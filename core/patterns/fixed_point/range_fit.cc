@@ -408,7 +408,13 @@ class RangeFit {
       // (pools, Concat) grows its largest value; an Add would, so a stream is not estimated.
       if (ctx_.options.channel_ranges.empty() && g.producers.size() == 1 && !g.through_add && !carries_only_bias(n)) {
         r.activation_max = std::max(0.0, n.beta->values[c] + kEstimateSigmas * std::abs(n.gamma->values[c]));
-        top_value = g.values.size() > 1 ? ctx_.view.label(ctx_.view.producer(g.values[1].tensor)) : ctx_.view.label(p.node);
+        top_value = ctx_.view.label(p.node);
+        for (const auto& v : g.values) {
+          if (v.tensor != ctx_.view.node(p.node).output(0)) {
+            top_value = ctx_.view.label(ctx_.view.producer(v.tensor));  // the first value after it
+            break;
+          }
+        }
         top_channel = c;
       }
     }
