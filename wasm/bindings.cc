@@ -346,7 +346,8 @@ lattice::Result<std::vector<float>> floats_in(const val& v, const std::string& w
   return out;
 }
 
-// `layers`: [{node, weights: Float32Array, bias: Float32Array}]. The new model's bytes, or {error}.
+// `layers`: [{node, weights: Float32Array, bias: Float32Array, throughBatchNorm?: boolean}]. The new
+// model's bytes, or {error}.
 val set_layer_weights(const val& u8, const val& layers) {
   if (!u8.instanceof(val::global("Uint8Array"))) return failure(lattice::options_error("the model must be a Uint8Array"));
   if (!val::global("Array").call<bool>("isArray", layers)) {
@@ -363,7 +364,8 @@ val set_layer_weights(const val& u8, const val& layers) {
     if (!w) return failure(w.error());
     auto b = floats_in(layer["bias"], at + ".bias");
     if (!b) return failure(b.error());
-    list.push_back({layer["node"].as<std::string>(), std::move(w).value(), std::move(b).value()});
+    const bool through = layer["throughBatchNorm"].isTrue();
+    list.push_back({layer["node"].as<std::string>(), std::move(w).value(), std::move(b).value(), through});
   }
   std::string bytes = copy_in(u8);
   auto out = lattice::repair::set_layer_weights({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, list);

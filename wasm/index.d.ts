@@ -706,9 +706,11 @@ export interface SyncConverter {
   /** The WebAssembly heap bytes fitLayer needs for such a spec (dims only). */
   fitBytes(spec: LayerFitSpec): number;
   /** The model with new weights and biases for the Conv / Gemm nodes labelled `node`. The model
-   *  must hold its data inline. */
+   *  must hold its data inline. `throughBatchNorm`: the values are what the node and the
+   *  BatchNormalization that alone reads its output compute as one; the node takes them with the
+   *  BatchNormalization's map taken out. */
   setLayerWeights(model: Uint8Array | ArrayBuffer,
-                  layers: { node: string; weights: Float32Array; bias: Float32Array }[]): Uint8Array;
+                  layers: { node: string; weights: Float32Array; bias: Float32Array; throughBatchNorm?: boolean }[]): Uint8Array;
   version: string;
 }
 

@@ -45,7 +45,6 @@ const sameShape = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length ===
 export function repairPlan(original, converted, conversion) {
   const theirs = new Map();
   for (const n of original.nodes) for (const o of n.outputs) if (o.name) theirs.set(o.name, o.shape);
-  const originalNodes = new Set(original.nodes.map((n) => n.name));
   const readers = new Map();
   for (const n of converted.nodes) for (const i of n.inputs) if (i.name) readers.set(i.name, [...(readers.get(i.name) ?? []), n]);
   const matchOf = new Map();
@@ -68,7 +67,7 @@ export function repairPlan(original, converted, conversion) {
     // writes (chainAfter): its activation's, or the MaxPool's that does a stride-2 layer's
     // downsampling. The same shape, or (past a pool the conversion made coarser) whole multiples
     // of it in height and width.
-    const chain = chainAfter(node, readers, matchOf, originalNodes);
+    const chain = chainAfter(node, readers, matchOf);
     let target = null;
     for (const step of [{ tensor: output, ops: [] }, ...chain]) {
       const factors = sameShape(theirs.get(step.tensor.name), step.tensor.shape) ? null : coarser(theirs.get(step.tensor.name), step.tensor.shape);
@@ -76,36 +75,38 @@ export function repairPlan(original, converted, conversion) {
       target = step.tensor.name;
       if (step.ops.length) entry.through = step.ops.join(' → ');
       if (factors) entry.pooled = factors;
-      if (step.pool) entry.unpooled = { ...step.pool, fine: output.shape, tensor: output.name };
+      if (step.pool) entry.unpooled = { kernel: step.pool.kernel, strides: step.pool.strides, fine: output.shape, tensor: step.pool.fitted.name };
       break;
     }
     if (!target) { left.push({ ...entry, reason: 'the original computes no tensor of the same name and shape at its output, nor does the chain after it' }); continue; }
     // A layer read only by a Relu: what it computes below zero is cut off anyway.
     if (chain[0]?.ops.at(-1) === 'Relu') entry.rectified = true;
+    if (entry.through?.startsWith('BatchNormalization')) entry.throughBatchNorm = true;
     layers.push({ ...entry, target, attributes: node.attributes, weightShape: weight.shape, hasBias: Boolean(node.inputs[2]?.name) });
   }
   return { layers, left };
 }
 
-// The chain a rewrite made after a layer, step by step: {tensor, ops} for each tensor it writes,
-// the ops from the layer to it. Under FPQ (no folding) a rewrite's chain keeps its fresh
-// BatchNormalization between the Conv and the Relu, an identity up to its ε (a relative 5e-6),
-// so the Conv is fitted through it; an elementwise activation (THROUGH) follows; and a stride-2
-// layer's rewrite ends with the MaxPool that now downsamples (its `pool`: kernel and strides),
-// whose output is the original's tensor on the original's grid.
-function chainAfter(node, readers, matchOf, originalNodes) {
+// The chain after a layer that a rewrite made it part of, step by step: {tensor, ops} for each
+// tensor it writes, the ops from the layer to it. A BatchNormalization that alone reads the layer
+// (under FPQ, or with folding off, the original's trained one, or the fresh one a rewrite put
+// after a new Conv) is fitted through: the fit takes the layer and its per-channel map as one, and
+// the core takes the map out of the new weights (setLayerWeights' throughBatchNorm). An
+// elementwise activation (THROUGH) follows; and a stride-2 layer's rewrite ends with the MaxPool
+// that now downsamples (its `pool`: kernel and strides), whose output is the original's tensor on
+// the original's grid.
+function chainAfter(node, readers, matchOf) {
   const sole = (tensor) => (readers.get(tensor.name) ?? []).length === 1 ? readers.get(tensor.name)[0] : null;
   const ours = (n) => matchOf.has(node.name) && matchOf.get(n.name) === matchOf.get(node.name);
-  // A BatchNormalization the rewrite made, not one of the original's it kept (a trained one is
-  // no identity to fit through).
-  const fresh = (n) => n?.op === 'BatchNormalization' && ours(n) && !originalNodes.has(n.name);
   const steps = [], ops = [];
   let tensor = node.outputs[0], next = sole(tensor);
-  if (fresh(next)) {
+  if (next?.op === 'BatchNormalization') {
     ops.push(next.op);
     tensor = next.outputs[0];
     next = sole(tensor);
   }
+  // What the fit reproduces: the layer's output, or its BatchNormalization's.
+  const fitted = tensor;
   if (next && THROUGH.has(next.op)) {
     ops.push(next.op);
     tensor = next.outputs[0];
@@ -116,7 +117,7 @@ function chainAfter(node, readers, matchOf, originalNodes) {
     const { kernel_shape: kernel, strides = [1, 1] } = next.attributes ?? {};
     if (Array.isArray(kernel) && kernel.length === 2) {
       ops.push(next.op);
-      steps.push({ tensor: next.outputs[0], ops: [...ops], pool: { kernel, strides } });
+      steps.push({ tensor: next.outputs[0], ops: [...ops], pool: { kernel, strides, fitted } });
     }
   }
   return steps;
@@ -457,7 +458,7 @@ export async function repairModel(runtime, module, original, converted, conversi
       op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
       input: { data: input.data, dims: input.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
     });
-    const write = async ({ weights, bias }) => { bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights, bias }]); };
+    const write = async ({ weights, bias }) => { bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights, bias, throughBatchNorm: Boolean(layer.throughBatchNorm) }]); };
     const fine = layer.unpooled ? unpooled(wanted, layer.unpooled) : null;
     const fit = await fitTo(fine ?? wanted);
     await write(fit);

@@ -15,6 +15,7 @@
 #include "core/onnx/tensor_type.h"
 #include "core/onnx/tensor_values.h"
 #include "core/onnx/validate.h"
+#include "core/patterns/fold/channel_affine.h"
 #include "core/util/utf8.h"
 
 namespace lattice::repair {
@@ -24,6 +25,7 @@ namespace {
 // the list leaves nothing half done.
 struct Plan {
   const LayerWeights* layer;
+  std::vector<float> weights, bias;  // as the node takes them
   std::string weight_name;  // the initializer the node reads now
   int32_t weight_type;
   std::vector<int64_t> weight_dims;
@@ -61,10 +63,26 @@ Status check_values(const std::vector<float>& values, int32_t type, std::string_
   return ok_status();
 }
 
-Result<Plan> plan_layer(const GraphView& view, int id, const LayerWeights& layer) {
+// The BatchNormalization that alone reads `node`'s output, its map taken out of the layer's new
+// weights and bias.
+Status take_out_batch_norm(const GraphView& view, int64_t opset, int id, const onnx::TensorProto& weight, Plan& plan) {
+  const auto& node = view.node(id);
+  const std::string& out = node.output(0);
+  const auto& readers = view.consumers(out);
+  if (view.reader_count(out) != 1 || readers.size() != 1 || view.node(readers[0]).op_type() != "BatchNormalization" ||
+      view.is_graph_output(out)) {
+    return options_error("'{}' was fitted through a BatchNormalization, and its output is not read by one alone",
+                         plan.layer->node);
+  }
+  auto affine = batch_norm_affine(view, opset, nullptr, readers[0]);
+  if (!affine) return options_error("'{}' cannot take new weights through the BatchNormalization after it: {}", plan.layer->node, affine.error().message);
+  return unfold_channel_affine(node, weight, *affine, plan.weights, plan.bias);
+}
+
+Result<Plan> plan_layer(const GraphView& view, int64_t opset, int id, const LayerWeights& layer) {
   const auto& node = view.node(id);
   const std::string& label = layer.node;
-  Plan plan{&layer, "", 0, {}, std::nullopt, 0, {}, false, false};
+  Plan plan{&layer, layer.weights, layer.bias, "", 0, {}, std::nullopt, 0, {}, false, false};
   if (!is_default_domain(node.domain()) || (node.op_type() != "Conv" && node.op_type() != "Gemm")) {
     return options_error("node '{}' is a {}, not a Conv or Gemm: only those take new weights", label, node.op_type());
   }
@@ -122,8 +140,11 @@ Result<Plan> plan_layer(const GraphView& view, int id, const LayerWeights& layer
     plan.bias_in_place = read_only_by(view, name, id);
   }
   plan.weight_in_place = read_only_by(view, plan.weight_name, id);
-  if (auto s = check_values(layer.weights, plan.weight_type, "weights", label); !s) return s.error();
-  if (auto s = check_values(layer.bias, plan.bias_type, "bias", label); !s) return s.error();
+  if (layer.through_batch_norm) {
+    if (auto s = take_out_batch_norm(view, opset, id, *w, plan); !s) return s.error();
+  }
+  if (auto s = check_values(plan.weights, plan.weight_type, "weights", label); !s) return s.error();
+  if (auto s = check_values(plan.bias, plan.bias_type, "bias", label); !s) return s.error();
   return plan;
 }
 
@@ -175,7 +196,7 @@ Result<std::string> run(std::span<const uint8_t> bytes, const std::vector<LayerW
       auto it = ids.find(layer.node);
       if (it == ids.end()) return options_error("no node is labelled '{}' in this model", printable(layer.node));
       if (!seen.insert(layer.node).second) return options_error("node '{}' is listed twice", printable(layer.node));
-      auto plan = plan_layer(rewriter.view(), it->second, layer);
+      auto plan = plan_layer(rewriter.view(), default_opset(*model), it->second, layer);
       if (!plan) return plan.error();
       plans.push_back(std::move(plan).value());
     }
@@ -192,8 +213,8 @@ Result<std::string> run(std::span<const uint8_t> bytes, const std::vector<LayerW
     fresh[i].first = names.fresh(plan.weight_name + "_repaired");
     fresh[i].second = names.fresh(plan.bias_name ? *plan.bias_name + "_repaired" : label + ".bias");
     std::vector<onnx::TensorProto> initializers;
-    initializers.push_back(make_tensor(fresh[i].first, plan.weight_type, plan.weight_dims, widened(plan.layer->weights)));
-    initializers.push_back(make_tensor(fresh[i].second, plan.bias_type, plan.bias_dims, widened(plan.layer->bias)));
+    initializers.push_back(make_tensor(fresh[i].first, plan.weight_type, plan.weight_dims, widened(plan.weights)));
+    initializers.push_back(make_tensor(fresh[i].second, plan.bias_type, plan.bias_dims, widened(plan.bias)));
     int id = nodes_by_label(rewriter.view()).at(label);
     if (auto s = rewrite_node(rewriter, id, label, std::move(initializers), fresh[i].first, fresh[i].second); !s) {
       return s.error();

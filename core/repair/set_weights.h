@@ -16,6 +16,9 @@ struct LayerWeights {
   std::string node;            // the node's label, as the report and describe name it
   std::vector<float> weights;  // in the weight's layout and element count
   std::vector<float> bias;     // one per output channel
+  // The weights and bias are what the node and the BatchNormalization that alone reads its output
+  // compute as one (a fit through it): the node takes them with that map taken out.
+  bool through_batch_norm = false;
 };
 
 // The model with the layers' new weights, stored in the weight's own element type (float,
@@ -25,7 +28,8 @@ struct LayerWeights {
 //
 // The model must hold all its tensor data: one keeping data in external files is refused (the
 // page and the Node API hold the converted model in memory; convert with dataLayout 'inline'
-// first). Errors, with nothing written: a label no node has, a node listed twice, a node that is
+// first). Errors, with nothing written: a layer fitted through a BatchNormalization whose output
+// is not read by one inference BatchNormalization alone, a label no node has, a node listed twice, a node that is
 // not a Conv or Gemm, a weight that is not a constant float tensor, a Gemm with alpha or beta
 // other than 1, a weight or bias count that does not match, a value that is NaN, infinite or out
 // of the element type's range.

@@ -20,6 +20,7 @@
 using namespace lattice;
 using namespace lattice::repair;
 using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
 
 namespace {
 
@@ -817,6 +818,52 @@ TEST_CASE("new weights keep the weight's element type and unnamed nodes' labels"
   auto big = set_weights(input, {{"Conv_0", std::vector<float>(54, 70000.0f), {1, 2, 3}}});
   REQUIRE_FALSE(big.ok());
   REQUIRE_THAT(big.error().message, Contains("the new weights of 'Conv_0' holds 70000 at index 0, which float16 cannot hold"));
+}
+
+TEST_CASE("weights fitted through a BatchNormalization have its map taken out, channel by channel", "[repair]") {
+  // conv_a -> bn -> a: scale gamma / sqrt(var + eps) and shift beta - mean * scale per channel,
+  // the third channel's scale 0 (gamma 0): nothing of the conv reaches the output there.
+  auto input = layers_model();
+  auto& g = *input.mutable_graph();
+  for (auto& n : *g.mutable_node()) {
+    if (n.name() == "conv_a") n.set_output(0, "a_conv");
+  }
+  *g.add_initializer() = test::float_tensor("bn_gamma", {3}, {2, -0.5f, 0});
+  *g.add_initializer() = test::float_tensor("bn_beta", {3}, {1, 2, 3});
+  *g.add_initializer() = test::float_tensor("bn_mean", {3}, {0.5f, -1, 4});
+  *g.add_initializer() = test::float_tensor("bn_var", {3}, {3, 0, 1});
+  auto& bn = test::add_node(g, "BatchNormalization", "bn", {"a_conv", "bn_gamma", "bn_beta", "bn_mean", "bn_var"}, {"a"});
+  attr::set_float(bn, "epsilon", 1.0f);
+  // Moved after the conv, as a topological order wants.
+  for (int i = g.node_size() - 1; i > 1; --i) g.mutable_node()->SwapElements(i, i - 1);
+  const std::vector<double> scale{2 / std::sqrt(4.0), -0.5 / std::sqrt(1.0), 0};
+  const std::vector<double> shift{1 - 0.5 * scale[0], 2 + 1 * scale[1], 3};
+
+  auto wanted = random_floats(54, 500);
+  std::vector<float> bias{0.25f, -1.5f, 7};
+  LayerWeights layer{"conv_a", wanted, bias, true};
+  auto out = set_weights(input, {layer});
+  REQUIRE(out.ok());
+  auto m = parsed(*out);
+  auto w = test::initializer_values(m, "w_a");
+  auto b = test::initializer_values(m, find_node(m, "conv_a").input(2));
+  for (size_t i = 0; i < w.size(); ++i) {
+    size_t c = i / 18;
+    // What the conv and the BatchNormalization now compute together is what was fitted.
+    if (scale[c] != 0) REQUIRE_THAT(w[i] * scale[c], WithinRel(static_cast<double>(wanted[i]), 1e-6));
+    if (scale[c] == 0) REQUIRE(w[i] == 0);
+  }
+  for (size_t c = 0; c < 3; ++c) {
+    if (scale[c] != 0) REQUIRE_THAT(b[c] * scale[c] + shift[c], WithinRel(static_cast<double>(bias[c]), 1e-6));
+  }
+  REQUIRE(b[2] == 0);
+
+  // Without a BatchNormalization as the layer's only reader, nothing is written.
+  layer.node = "conv_b";
+  auto refused = set_weights(input, {layer});
+  REQUIRE_FALSE(refused.ok());
+  REQUIRE_THAT(refused.error().message,
+               Contains("'conv_b' was fitted through a BatchNormalization, and its output is not read by one alone"));
 }
 
 TEST_CASE("new weights are refused with a reason, and nothing is written", "[repair]") {

@@ -165,7 +165,7 @@ test('under --fixed-point fpq the repaired model keeps FPQ\'s rule (no Conv with
   assert.ok(repaired >= original - 0.03, `held-out accuracy ${repaired} against the original's ${original}`);
   const { repair } = JSON.parse(readFileSync(report, 'utf8'));
   const refitted = repair.layers.filter((l) => l.refitted);
-  // The SPPF chains keep their fresh BatchNormalization under FPQ, and are fitted through it.
+  // The SPPF chains keep their BatchNormalization under FPQ, and are fitted through it.
   assert.ok(refitted.some((l) => l.match_id?.startsWith('LatticeSPPFMaxPoolPattern')), 'the SPPF convs are refitted');
   assert.deepEqual(repair.left, []);
   const description = await lattice.describe(readFileSync(out));
@@ -241,7 +241,7 @@ test('an aborted repair returns nothing; a repair that fails leaves no file', as
   assert.ok(!existsSync(out));
 });
 
-test('the plan: a stride-2 layer the rewrite put before a MaxPool reproduces the original\'s tensor through the pool; a trained BatchNormalization is not fitted through', () => {
+test('the plan: a stride-2 layer the rewrite put before a MaxPool reproduces the original\'s tensor through the pool; a BatchNormalization the layer kept is fitted through', () => {
   const tensor = (name, shape) => ({ name, shape });
   const conv = (name, input, output, shape) => ({ name, op: 'Conv', attributes: {}, inputs: [tensor(input, [1, 3, 16, 16]), { ...tensor(`${name}.w`, [8, 3, 3, 3]), constant: true }], outputs: [tensor(output, shape)] });
   const node = (name, op, input, output, shape, attributes = {}) => ({ name, op, attributes, inputs: [tensor(input, null)], outputs: [tensor(output, shape)] });
@@ -263,14 +263,16 @@ test('the plan: a stride-2 layer the rewrite put before a MaxPool reproduces the
   const other = repairPlan(original, converted, { matches: [{ id: 'LatticeMaxPool2dPattern:p', applied: true, numerically_equivalent: false, new_nodes: ['c.pool'] }, match] });
   assert.equal(other.layers.length, 0);
   assert.match(other.left[0].reason, /the original computes no tensor of the same name and shape/);
-  // Under FPQ the chain keeps the original's trained BatchNormalization: no identity to fit
-  // through, so the layer is left rather than fitted to the wrong target.
+  // Under FPQ (or with folding off) the chain keeps the original's trained BatchNormalization:
+  // the layer is fitted through it to the pool's output, the fit's own tensor before the Relu
+  // being the BatchNormalization's output, and the core takes the map out of the new weights.
   const bn = node('bn', 'BatchNormalization', 'c_out', 'b_out', [1, 8, 16, 16]);
   const withBn = {
     nodes: [converted.nodes[0], bn, node('r', 'Relu', 'b_out', 'y.stride1', [1, 8, 16, 16]), converted.nodes[2]],
   };
   const kept = repairPlan({ nodes: [...original.nodes, { ...bn, outputs: [tensor('b_out', [1, 8, 8, 8])] }] }, withBn,
-    { matches: [{ ...match, new_nodes: ['c', 'bn', 'r', 'c.pool'] }] });
-  assert.equal(kept.layers.length, 0);
-  assert.equal(kept.left.length, 1);
+    { matches: [{ ...match, new_nodes: ['c', 'r', 'c.pool'] }] });
+  assert.deepEqual(kept.left, []);
+  assert.deepEqual({ target: kept.layers[0].target, through: kept.layers[0].through, tensor: kept.layers[0].unpooled.tensor, throughBatchNorm: kept.layers[0].throughBatchNorm, rectified: kept.layers[0].rectified },
+    { target: 'y', through: 'BatchNormalization → Relu → MaxPool', tensor: 'b_out', throughBatchNorm: true, rectified: true });
 });

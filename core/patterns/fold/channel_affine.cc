@@ -1,6 +1,7 @@
 #include "core/patterns/fold/channel_affine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <span>
 #include <utility>
@@ -91,18 +92,81 @@ Result<ChannelLayout> weight_layout(const onnx::NodeProto& layer, const onnx::Te
 
 }  // namespace
 
-Result<std::vector<double>> constant_values(const MatchContext& ctx, const onnx::NodeProto& node, int input,
-                                            std::string_view role) {
+Result<std::vector<double>> constant_values(const GraphView& view, ExternalData* data, const onnx::NodeProto& node,
+                                            int input, std::string_view role) {
   const std::string& name = node.input(input);
-  const auto* t = ctx.view.constant(name);
+  const auto* t = view.constant(name);
   if (!t) {
     return error("the {} '{}' of '{}' is not a constant: it is the {}", role, name,
-                 node.name().empty() ? node.op_type() : node.name(), ctx.view.describe(name));
+                 node.name().empty() ? node.op_type() : node.name(), view.describe(name));
   }
   std::string what = fmt::format("the {} '{}'", role, name);
-  auto loaded = TensorWithData::of(*t, what, ctx.data);
+  auto loaded = TensorWithData::of(*t, what, data);
   if (!loaded) return loaded.error();
   return read_values(**loaded, what);
+}
+
+Result<ChannelAffine> batch_norm_affine(const GraphView& view, int64_t opset, ExternalData* data, int bn_index) {
+  const auto& bn = view.node(bn_index);
+  const std::string label = view.label(bn_index);
+  int outputs = 0;
+  for (const auto& o : bn.output()) outputs += o.empty() ? 0 : 1;
+  if (attr::get_int(bn, "training_mode", 0) != 0 || outputs > 1) {
+    return error("BatchNormalization '{}' is in training mode (training_mode=1 or running statistics as outputs)",
+                 label);
+  }
+  if (opset < 7 && attr::get_int(bn, "is_test", 0) == 0) {
+    return error("BatchNormalization '{}' is not marked is_test=1 (opset {})", label, opset);
+  }
+  if (attr::get_int(bn, "spatial", 1) != 1) {
+    return error("BatchNormalization '{}' normalises per activation (spatial=0)", label);
+  }
+  if (bn.input_size() != 5) return error("BatchNormalization '{}' does not have 5 inputs", label);
+  auto gamma = constant_values(view, data, bn, 1, "scale");
+  if (!gamma) return gamma.error();
+  auto beta = constant_values(view, data, bn, 2, "bias");
+  if (!beta) return beta.error();
+  auto mean = constant_values(view, data, bn, 3, "mean");
+  if (!mean) return mean.error();
+  auto var = constant_values(view, data, bn, 4, "variance");
+  if (!var) return var.error();
+  size_t c = gamma->size();
+  if (beta->size() != c || mean->size() != c || var->size() != c) {
+    return error("the parameters of BatchNormalization '{}' have different lengths", label);
+  }
+  double eps = attr::get_float(bn, "epsilon", 1e-5f);
+  ChannelAffine out;
+  for (size_t i = 0; i < c; ++i) {
+    double s = (*gamma)[i] / std::sqrt((*var)[i] + eps);
+    out.scale.push_back(s);
+    out.shift.push_back((*beta)[i] - (*mean)[i] * s);
+    // A negative epsilon, a variance of -eps or NaN/Inf parameters would fold into NaN/Inf weights.
+    if (!std::isfinite(s) || !std::isfinite(out.shift.back())) {
+      return error("BatchNormalization '{}' channel {}: scale / sqrt(var + epsilon) = {} / sqrt({} + {}) and "
+                   "bias - mean * scale are not both finite",
+                   label, i, (*gamma)[i], (*var)[i], eps);
+    }
+  }
+  return out;
+}
+
+Status unfold_channel_affine(const onnx::NodeProto& layer, const onnx::TensorProto& weight, const ChannelAffine& affine,
+                             std::vector<float>& weights, std::vector<float>& bias) {
+  const size_t channels = affine.scale.size();
+  auto layout = weight_layout(layer, weight, channels);
+  if (!layout || bias.size() != channels) {
+    return error("the weight {} of '{}' does not have the {} output channels of the BatchNormalization after it",
+                 format_dims(weight), layer.name(), channels);
+  }
+  for (size_t i = 0; i < weights.size(); ++i) {
+    double s = affine.scale[layout->channel_of(i)];
+    weights[i] = s == 0.0 ? 0.0f : static_cast<float>(weights[i] / s);
+  }
+  for (size_t c = 0; c < channels; ++c) {
+    double s = affine.scale[c];
+    bias[c] = s == 0.0 ? 0.0f : static_cast<float>((bias[c] - affine.shift[c]) / s);
+  }
+  return ok_status();
 }
 
 Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index, const ChannelAffine& affine,
