@@ -183,9 +183,11 @@ export interface RepairReport {
   /** In topological order. `before`/`after`: max |Δ| and ‖Δ‖/‖target‖ at `target_tensor` on the
    *  calibration samples; `residual`: the fit's own relative residual on the rows it sampled;
    *  `runtime_ms`: onnxruntime's sessions and runs in this layer's step (the part of each model up
-   *  to it), `fit_ms`: its fits and the new weights written into the model. */
+   *  to it), `fit_ms`: its fits and the new weights written into the model. `through`: the nodes
+   *  between the layer and `target_tensor` it was fitted through ('BatchNormalization → Relu →
+   *  MaxPool'), when its target is not its own output. */
   layers: {
-    node: string; match_id?: string; target_tensor: string; samples: number; refitted: boolean; reason?: string;
+    node: string; match_id?: string; target_tensor: string; through?: string; samples: number; refitted: boolean; reason?: string;
     rows?: number; residual?: number; before: { max_abs: number; rel: number }; after: { max_abs: number; rel: number };
     runtime_ms: number; fit_ms: number;
     /** Under FPQ, a refitted layer's new weights against FPQ's signed 0.7 (as FixedPointFit's layers). */

@@ -439,7 +439,7 @@ export async function repairModel(runtime, module, original, converted, conversi
     const input = value(layer.input), seen = value(layer.target);
     if (!later(index, 'input').has(layer.input)) mine.release(layer.input);
     const { distance: before, pass } = compared(seen, wanted, tolerance);
-    const entry = { node: layer.node, ...(layer.match_id ? { match_id: layer.match_id } : {}), target_tensor: layer.target, samples: samples.samples, before };
+    const entry = { node: layer.node, ...(layer.match_id ? { match_id: layer.match_id } : {}), target_tensor: layer.target, ...(layer.through ? { through: layer.through } : {}), samples: samples.samples, before };
     // Within the check's tolerance everywhere: nothing to repair, as after a fold.
     const drift = !layer.rewritten && before.rel <= refitAbove;
     if (pass || drift) {
