@@ -210,6 +210,29 @@ TEST_CASE("stride-2 Conv without a MaxPool after it: stride 1, weights kept, the
         "output will differ; retraining recommended.");
 }
 
+TEST_CASE("under FPQ a stride-2 chain without a Relu warns that its new MaxPool loses the negative values") {
+  // mobilenet_blocks: Conv -> BN -> Clip (ReLU6), the Clip zeroing what the pool would lose: no
+  // warning. A Conv -> BN chain whose output is the graph's: its negative values matter, and FPQ's
+  // MaxPooling2D (unsigned 1.7) drops them; without FPQ there is nothing to say.
+  Options fpq = only("LatticeStride2ConvBnReLUPattern");
+  fpq.fixed_point = FixedPoint::kFpq;
+  const std::string signed_warning = "under FPQ the new MaxPool reads signed values";
+  auto has = [&](const Converted& c) {
+    auto w = c.warnings_of("LatticeStride2ConvBnReLUPattern");
+    return std::any_of(w.begin(), w.end(), [&](const std::string& m) { return m.find(signed_warning) != std::string::npos; });
+  };
+  auto clipped = convert_fixture("mobilenet_blocks.onnx", fpq);
+  CHECK_FALSE(has(clipped));
+
+  auto model = test::conv_bn_model(4, true);
+  for (auto& n : *model.mutable_graph()->mutable_node()) {
+    if (n.op_type() == "Conv") attr::set_ints(n, "strides", {2, 2});
+  }
+  const std::string bytes = model.SerializeAsString();
+  CHECK(has({test::convert_bytes(bytes, fpq)}));
+  CHECK_FALSE(has({test::convert_bytes(bytes, only("LatticeStride2ConvBnReLUPattern"))}));
+}
+
 TEST_CASE("MaxPool snapping to 2x2 stride 2, and its warning") {
   auto c = convert_fixture("resnet_stem.onnx", only("LatticeMaxPool2dPattern"));
   const auto& pool = c.node("/stem/stem.3/MaxPool");

@@ -83,6 +83,24 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
       "{}: Conv(stride={}) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size={}, stride={}) — output will "
       "differ; retraining recommended.",
       label, tuple(c.window.strides), form.kernel, form.stride)});
+  // FPQ's MaxPooling2D takes unsigned 1.7 (FPGA-UG-02228 Table 4.1): behind a Relu the pool loses
+  // nothing, nor before one (or a Clip, which the target runs as ReLU6) that zeroes the negative
+  // values anyway; but a chain without one read by anything else (a residual block's 1x1
+  // downsample, Conv -> BN -> Add) hands it the BatchNormalization's signed values, and on the
+  // device every negative one becomes 0.
+  auto rectifier = [&](int reader) {
+    const auto& op = ctx.view.node(reader).op_type();
+    return op == "Relu" || op == "Clip";
+  };
+  const auto& readers = ctx.view.consumers(out);
+  bool rectified_after = !ctx.view.is_graph_output(out) && !readers.empty() && std::all_of(readers.begin(), readers.end(), rectifier);
+  if (ctx.options.fixed_point == FixedPoint::kFpq && m.at(m.steps.size() - 1) < 0 && !rectified_after) {
+    r.warnings.push_back({label, fmt::format(
+        "{}: under FPQ the new MaxPool reads signed values (no Relu before it), and FPQ's MaxPooling2D takes "
+        "unsigned 1.7: every value below 0 becomes 0 on the device, a change the float model does not show "
+        "(the check's FPQ twin measures it)",
+        label)});
+  }
   return r;
 }
 
