@@ -2,6 +2,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "core/onnx/file_kind.h"
+
 namespace lattice {
 
 namespace {
@@ -42,8 +44,7 @@ Result<onnx::ModelProto> parse_model(std::span<const uint8_t> bytes, uint64_t fi
                    "If/Loop/Scan nested about {} levels or more)",
                    kRecursionLimit, kRecursionLimit / 3);
     }
-    return error("not an ONNX model: the {} bytes do not decode as an ONNX ModelProto (truncated or corrupted file?)",
-                 file_size ? file_size : bytes.size());
+    return undecodable_model(bytes, file_size ? file_size : bytes.size());
   }
   return model;
 }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/onnx/file_kind.h"
 #include "core/onnx/model_io.h"
 
 namespace lattice {
@@ -142,10 +143,10 @@ class Splitter {
     });
   }
 
-  Status failure(uint64_t size) const {
+  // Why the model did not decode: a refusal of this reader's, or what its first bytes are.
+  Status failure(std::span<const uint8_t> first, uint64_t size) const {
     if (!refusal_.empty()) return error("{}", refusal_);
-    return error("not an ONNX model: the {} bytes do not decode as an ONNX ModelProto (truncated or corrupted file?)",
-                 size);
+    return undecodable_model(first, size);
   }
 
   uint64_t tensors_left_out = 0, bytes_left_out = 0;
@@ -596,7 +597,12 @@ Result<Skeleton> split_skeleton(ExternalData& input, uint64_t size, uint64_t thr
     CodedOutputStream out(&stream);
     Splitter splitter(in, input, threshold);
     ok = splitter.model(out) && chunks.ByteCount() == static_cast<int64_t>(size);
-    if (!ok) failed = splitter.failure(size);
+    if (!ok) {
+      auto first = input.read(kInputLocation, 0, std::min<uint64_t>(size, kFileKindBytes));
+      std::span<const uint8_t> head;
+      if (first) head = {reinterpret_cast<const uint8_t*>(first->data()), first->size()};
+      failed = splitter.failure(head, size);
+    }
     skeleton.tensors_left_out = splitter.tensors_left_out;
     skeleton.bytes_left_out = splitter.bytes_left_out;
   }

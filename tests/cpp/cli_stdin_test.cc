@@ -105,9 +105,11 @@ TEST_CASE("bad input on standard input: the messages a file gets, and nothing wr
   CHECK(empty.message == "standard input is empty; expected an ONNX model (.onnx)");
   CHECK(empty.kind == ErrorKind::kModel);
   auto junk = refused("junk");
-  CHECK(junk.message == "standard input: not an ONNX model: the 4 bytes do not decode as an ONNX ModelProto "
-                        "(truncated or corrupted file?)");
+  CHECK(junk.message == "standard input: not an ONNX model: it is text, beginning “junk”");
   CHECK(junk.kind == ErrorKind::kModel);
+  auto bytes = refused(std::string("\x0a\xff\x01", 3));
+  CHECK(bytes.message == "standard input: not an ONNX model: the 3 bytes do not decode as an ONNX ModelProto "
+                         "(truncated or corrupted file?)");
   auto truncated = refused(sample.substr(0, sample.size() / 2));
   CHECK_THAT(truncated.message, Contains("standard input: "));
   CHECK(truncated.kind == ErrorKind::kModel);

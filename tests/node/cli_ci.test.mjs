@@ -265,7 +265,8 @@ test('bad input on standard input: the messages a file gets, exit 1, nothing wri
   const undecodable = (n) => `not an ONNX model: the ${n} bytes do not decode as an ONNX ModelProto (truncated or corrupted file?)`;
   const cases = [  // bytes, the message for them on standard input, in a file
     [Buffer.alloc(0), 'standard input is empty; expected an ONNX model (.onnx)', 'bad.onnx: the file is empty; expected an ONNX model (.onnx)'],
-    [Buffer.from('junk'), `standard input: ${undecodable(4)}`, `bad.onnx: ${undecodable(4)}`],
+    [Buffer.from('junk'), 'standard input: not an ONNX model: it is text, beginning “junk”', 'bad.onnx: not an ONNX model: it is text, beginning “junk”'],
+    [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), 'standard input: not an ONNX model: it is a PNG image', 'bad.onnx: not an ONNX model: it is a PNG image'],
     [sample.subarray(0, 300), `standard input: ${undecodable(300)}`, `bad.onnx: ${undecodable(300)}`],
   ];
   for (const [bytes, message, fileMessage] of cases) {
