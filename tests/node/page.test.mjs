@@ -747,6 +747,152 @@ test('"Show in graph" looks in each view for that view\'s nodes of the match', a
   await context.close();
 });
 
+// --- Side by side: the input and the converted model, synced through the report's node map ----
+
+// What each node of a view is, read from the report's node map alone (docs/page.md): an input node
+// with an entry, or a converted node an entry names, is an exact rewrite when every entry naming it
+// is exact, else lossy; any other node is unchanged.
+function expectedChanges(report, description, view) {
+  const entries = (name) => report.node_map.filter((e) => (view === 'input' ? e.node === name : e.new_nodes.includes(name)));
+  return Object.fromEntries(description.nodes.map(({ name }) => {
+    const found = entries(name);
+    return [name, !found.length ? 'unchanged' : found.every((e) => e.exact) ? 'exact' : 'lossy'];
+  }));
+}
+
+const paneNodes = (page, testid) => page.$$eval(`[data-testid="${testid}"] [data-testid="graph-node"]`, (gs) => gs.map((g) => ({
+  name: g.dataset.node, change: g.dataset.change, selected: g.classList.contains('selected'),
+  box: (({ fill, strokeWidth, strokeDasharray }) => `${fill} ${strokeWidth} ${strokeDasharray}`)(getComputedStyle(g.querySelector('.box'))),
+  glyph: g.querySelector('.change-glyph')?.getAttribute('href') ?? null,
+})));
+
+// A click on a node wherever its pane has panned it (a node out of the pane's box is hidden by it).
+const clickNode = (page, testid, name) => page.$eval(`[data-testid="${testid}"] [data-node="${name}"]`,
+  (g) => g.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+
+async function sideBySide(page) {
+  await page.check('[data-testid="graph-switch"] input[value="both"]');
+  await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"]', { timeout: 60_000 });
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-change]', { timeout: 60_000 });
+}
+
+test('side by side: a stride-2 Conv picked in the input selects its Conv and MaxPool in the converted model and back; three styles, named in the legend', async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await sideBySide(page);
+  const report = await pageReport(page);
+  const expected = cli(join(SITE, 'sample.onnx'));
+  assert.deepEqual(report.node_map, expected.report.node_map, 'the page\'s node map is the CLI\'s');
+  const views = { input: api.describe(readFileSync(join(SITE, 'sample.onnx'))), converted: api.describe(expected.bytes) };
+  const ops = Object.fromEntries([...views.input.nodes, ...views.converted.nodes].map((n) => [n.name, n.op]));
+  // Every node of both models in its pane, each wearing what the node map says of it.
+  const panes = { input: await paneNodes(page, 'graph'), converted: await paneNodes(page, 'graph-converted') };
+  const styles = {};
+  for (const view of ['input', 'converted']) {
+    const want = expectedChanges(report, views[view], view);
+    assert.deepEqual(Object.fromEntries(panes[view].map((n) => [n.name, n.change])), want, view);
+    for (const n of panes[view]) (styles[n.change] ??= new Set()).add(n.box);
+    for (const n of panes[view]) assert.equal(n.glyph, n.change === 'unchanged' ? null : `#glyph-${n.change}`, n.name);
+  }
+  // Three kinds present, and told apart by their boxes (fill, border width, dashes) besides the glyph.
+  assert.deepEqual(Object.keys(styles).sort(), ['exact', 'lossy', 'unchanged']);
+  const untouchedBoxes = [...styles.unchanged].filter((b) => !/dash/.test(b));
+  for (const [a, b] of [['exact', 'lossy'], ['exact', 'unchanged'], ['lossy', 'unchanged']]) {
+    for (const x of styles[a]) assert.ok(![...styles[b]].includes(x), `${a} and ${b} share the style ${x}`);
+  }
+  assert.ok(untouchedBoxes.length > 0);
+  // The legend names the three kinds with each pane's count.
+  const legend = await page.$$eval('#legend [data-change]', (ls) => Object.fromEntries(ls.map((l) => [l.dataset.change, l.textContent])));
+  for (const change of ['unchanged', 'exact', 'lossy']) {
+    const count = (view) => panes[view].filter((n) => n.change === change).length;
+    assert.match(legend[change], new RegExp(`input ${count('input')}, converted ${count('converted')}`), change);
+  }
+  for (const state of ['applied', 'plain']) assert.equal(await page.isVisible(`#legend [data-state="${state}"]`), false, `the single view's ${state} gives way to the three kinds`);
+  // One-to-many: the stem's stride-2 Conv selects what it became, its Conv at stride 1 and a MaxPool.
+  const stem = report.node_map.find((e) => e.node === '/stem/stem.0/Conv');
+  assert.ok(stem.new_nodes.some((n) => ops[n] === 'Conv') && stem.new_nodes.some((n) => ops[n] === 'MaxPool'), JSON.stringify(stem));
+  await page.click('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]');
+  const selectedIn = async (testid) => (await paneNodes(page, testid)).filter((n) => n.selected).map((n) => n.name).sort();
+  assert.deepEqual(await selectedIn('graph-converted'), [...stem.new_nodes].sort());
+  assert.deepEqual(await selectedIn('graph'), ['/stem/stem.0/Conv']);
+  const props = await page.textContent('[data-testid="counterparts"]');
+  assert.match(props, /In the converted model: lossy rewrite/);
+  for (const n of stem.new_nodes) assert.ok(props.includes(n), n);
+  // And back, many-to-one: the MaxPool selects every input node whose entry names it.
+  const pool = stem.new_nodes.find((n) => ops[n] === 'MaxPool');
+  await clickNode(page, 'graph-converted', pool);
+  assert.deepEqual(await selectedIn('graph'), report.node_map.filter((e) => e.new_nodes.includes(pool)).map((e) => e.node).sort());
+  assert.deepEqual(await selectedIn('graph-converted'), [pool]);
+  assert.match(await page.textContent('[data-testid="node-props"] h3'), /MaxPool/);
+  // A fold, many-to-one and exact: its BatchNorm selects the one Conv it folded into.
+  const fold = report.node_map.find((e) => e.exact && ops[e.node] === 'BatchNormalization');
+  await clickNode(page, 'graph', fold.node);
+  assert.deepEqual(await selectedIn('graph-converted'), fold.new_nodes);
+  assert.match(await page.textContent('[data-testid="counterparts"]'), /exact rewrite/);
+  // A counterpart in the properties selects it in its pane.
+  await page.click(`[data-testid="counterparts"] button:text-is("${fold.new_nodes[0]}")`);
+  assert.deepEqual(await selectedIn('graph-converted'), fold.new_nodes);
+  assert.deepEqual(await selectedIn('graph'), report.node_map.filter((e) => e.new_nodes.includes(fold.new_nodes[0])).map((e) => e.node).sort());
+  // Hovering marks the counterparts in the other pane.
+  await page.$eval('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]', (g) => g.dispatchEvent(new PointerEvent('pointerover', { bubbles: true })));
+  const hovered = await page.$$eval('[data-testid="graph-converted"] .node.counterpart', (gs) => gs.map((g) => g.dataset.node).sort());
+  assert.deepEqual(hovered, [...stem.new_nodes].sort());
+  // Back to one view: one pane, the "rewritten" legend again.
+  await switchGraph(page, 'converted');
+  assert.equal(await page.$('[data-testid="graph-converted"]'), null);
+  assert.equal(await page.isVisible('#legend [data-state="applied"]'), true);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+// Also retakes docs/page.md's screenshots of the view (docs/page-side-by-side-1280.png, -390.png):
+// the sample, the stem's stride-2 Conv selected in the input pane.
+for (const [width, height] of [[1280, 800], [390, 844]]) {
+  test(`side by side at ${width}×${height}: both panes in the width and usable, no horizontal scroll, axe finds nothing serious`, async () => {
+    // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
+    const { page, context, consoleErrors } = await openPage({ viewport: { width, height }, bypassCSP: true });
+    await page.click('[data-testid="sample-model"]');
+    assert.match(await waitDone(page), /^Done/);
+    await page.waitForFunction(() => document.body.dataset.downloads === 'ready', null, { polling: 100 });
+    await sideBySide(page);
+    const boxes = await page.$$eval('[data-testid="graph"], [data-testid="graph-converted"]', (hosts) => hosts.map((h) => {
+      const r = h.getBoundingClientRect();
+      return { left: r.left, right: r.right, top: r.top, width: r.width, height: r.height };
+    }));
+    for (const b of boxes) assert.ok(b.left >= 0 && b.right <= width && b.width >= Math.min(300, width - 40) && b.height >= 300, JSON.stringify(b));
+    // Side by side on a wide screen, one above the other on a narrow one.
+    if (width > 760) assert.ok(boxes[1].left >= boxes[0].right, JSON.stringify(boxes));
+    else assert.ok(boxes[1].top >= boxes[0].top + boxes[0].height, JSON.stringify(boxes));
+    // Each pane takes a real click on a node it shows in its box, and zooms with its own buttons.
+    await page.click('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]');
+    const stem = (await pageReport(page)).node_map.find((e) => e.node === '/stem/stem.0/Conv');
+    await page.waitForSelector(`[data-testid="graph-converted"] [data-node="${stem.new_nodes.at(-1)}"].selected`);
+    const converted = '[data-testid="graph-converted"]';
+    const target = await page.$$eval(`${converted} [data-testid="graph-node"]`, (gs, host) => {
+      const box = document.querySelector(host).getBoundingClientRect();
+      const inside = gs.find((g) => { const r = g.getBoundingClientRect(); return r.left > box.left && r.right < box.right && r.top > box.top && r.bottom < box.bottom; });
+      return inside?.dataset.node;
+    }, converted);
+    assert.ok(target, 'a node of the converted pane is in its box');
+    await page.click(`${converted} [data-node="${target}"]`);
+    assert.ok((await page.textContent('[data-testid="node-props"]')).includes(target));
+    const transform = () => page.$eval(`${converted} .viewport`, (v) => v.getAttribute('transform'));
+    const before = await transform();
+    await page.click('button[aria-label="Zoom the converted model in"]');
+    assert.notEqual(await transform(), before);
+    await page.click('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]').catch(() => {});
+    await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: join(ROOT, `docs/page-side-by-side-${width}.png`) });
+    const { overflow, bad } = await phoneState(page);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
+    assert.deepEqual(bad, []);
+    assert.deepEqual(consoleErrors, []);
+    await context.close();
+  });
+}
+
 test('when the layout worker fails, the graph area says so and the rest of the page works', async () => {
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
   await context.route('**/dagre.min.js', (route) => route.fulfill({ status: 404, body: 'not here' }));
@@ -1953,6 +2099,37 @@ test('the page repairs a trained model from picked images and gives the Node API
 // Cross-origin isolated, the repair's fit runs on every core (onnx_lattice_fit_mt, whose pthreads
 // are workers of its own script); from a host without the headers, in the one-thread module. The
 // fit gives the same bits on any number of threads (a Catch2 test): the same layers refitted.
+test('Cancel stops a repair between its layers\' fits and leaves the page usable: nothing repaired, a check then runs', async () => {
+  const { images, page, context, consoleErrors } = await trainedInPage('calibration_png');
+  await page.setInputFiles('[data-testid="data-input"]', images);
+  await page.click('[data-testid="repair"]');
+  // Cancelled while it fits its first layer.
+  await page.waitForFunction(() => /^fitting /.test(document.getElementById('progress-stage').textContent), null, { timeout: 120_000, polling: 50 });
+  const checker = page.workers().find((w) => /check-worker\.js$/.test(w.url()));
+  assert.ok(checker, 'the repair runs in the check\'s worker');
+  const ended = new Promise((resolve) => checker.once('close', resolve));
+  await page.click('[data-testid="check-cancel"]');
+  await page.waitForFunction(() => /cancelled/.test(document.querySelector('[data-testid="status"]').textContent), null, { timeout: 2_000, polling: 50 });
+  // Its worker is ended at once, not after the layers left.
+  await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('the check worker still runs')), 2_000))]);
+  assert.equal(await page.isVisible('[data-testid="progress"]'), false);
+  assert.equal(await page.isVisible('[data-testid="check-cancel"]'), false);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'repair');
+  // Nothing of the repair: the download is the converted model, the report has no repair.
+  const { name } = await downloadFile(page, 'download');
+  assert.equal(name, 'digits.lattice.onnx');
+  const report = await pageReport(page);
+  assert.equal(report.repair, undefined);
+  assert.equal(await page.$$eval('[data-testid="match-row"] .repair-change', (rows) => rows.length), 0);
+  // The page is usable: the controls are back and a check runs to its end.
+  for (const id of ['check', 'repair', 'convert', 'target-select']) assert.equal(await page.isEnabled(`[data-testid="${id}"]`), true, id);
+  await page.click('[data-testid="check"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined, null, { timeout: 120_000, polling: 250 });
+  assert.match(await page.textContent('[data-testid="status"]'), /Checked/);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('the page\'s repair fits on every core when cross-origin isolated, on one thread without the headers', async () => {
   const plain = await serve(SITE, 0, { isolated: false });
   try {

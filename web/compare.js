@@ -1,0 +1,213 @@
+// The side-by-side view: the input model in the graph's own pane, the converted model in a second
+// one beside it (below it on a narrow screen). Selecting or hovering a node in one marks its
+// counterparts in the other through the report's node map (core/report/node_map.h), read as given:
+// an input node → the converted nodes it became (one-to-many: a stride-2 Conv → Conv + MaxPool),
+// and back (many-to-one: a fold's Conv and BatchNorm → one Conv). Each node wears what the
+// conversion did to it — unchanged, an exact rewrite (every match on its way numerically
+// equivalent: a fold), a lossy one — by fill, border and glyph. Loaded when the view is first
+// chosen: none of it weighs on the page's first load.
+import { GraphView, svg } from './graph.js';
+
+export const CHANGES = ['unchanged', 'exact', 'lossy'];
+const SPOKEN = { unchanged: 'unchanged', exact: 'exact rewrite', lossy: 'lossy rewrite' };
+
+// The report's node map both ways. An input node without an entry is in the converted model
+// unchanged under its own name, and so is its counterpart.
+export function nodeMap(report) {
+  const forward = new Map(report.node_map.map((e) => [e.node, e]));
+  const backward = new Map();
+  for (const e of report.node_map) {
+    for (const n of e.new_nodes) {
+      const b = backward.get(n) ?? { nodes: [], exact: true };
+      b.nodes.push(e.node);
+      b.exact &&= e.exact;
+      backward.set(n, b);
+    }
+  }
+  const entry = (name, view) => (view === 'input' ? forward.get(name) : backward.get(name));
+  return {
+    counterparts: (name, view) => (view === 'input' ? forward.get(name)?.new_nodes : backward.get(name)?.nodes) ?? [name],
+    change: (name, view) => { const e = entry(name, view); return !e ? 'unchanged' : e.exact ? 'exact' : 'lossy'; },
+    // The matches an input node went through, for its properties.
+    steps: (name) => forward.get(name)?.steps ?? [],
+  };
+}
+
+// The glyphs of the two kinds of rewrite (besides fill and border, WCAG 1.4.1): "=" exact, "≈" lossy.
+function addGlyphs() {
+  const defs = document.querySelector('svg.glyphs');
+  if (!defs || defs.querySelector('#glyph-exact')) return;
+  const exact = svg('symbol', { id: 'glyph-exact', viewBox: '-7 -7 14 14' });
+  exact.append(svg('circle', { r: 6, fill: '#fff', stroke: '#1f4e8c', 'stroke-width': 1.5 }),
+    svg('path', { d: 'M-3 -1.5H3M-3 1.5H3', stroke: '#1f4e8c', 'stroke-width': 1.6 }));
+  const lossy = svg('symbol', { id: 'glyph-lossy', viewBox: '-7 -7 14 14' });
+  lossy.append(svg('circle', { r: 6, fill: '#8a3b00' }),
+    svg('path', { d: 'M-3.2 -1Q-1.6 -2.8 0 -1T3.2 -1M-3.2 2Q-1.6 0.2 0 2T3.2 2', fill: 'none', stroke: '#fff', 'stroke-width': 1.4 }));
+  defs.append(exact, lossy);
+}
+
+function loadStyle() {
+  if (document.querySelector('link[href="compare.css"]')) return;
+  document.head.append(Object.assign(document.createElement('link'), { rel: 'stylesheet', href: 'compare.css' }));
+}
+
+function button(text, label) {
+  const b = Object.assign(document.createElement('button'), { type: 'button', className: 'small', textContent: text });
+  if (label) b.setAttribute('aria-label', label);
+  return b;
+}
+
+// Marks each drawn node with what the conversion did to it; returns the count of each kind.
+function markChanges(view, pane, map) {
+  const counts = Object.fromEntries(CHANGES.map((c) => [c, 0]));
+  for (const [name, { g }] of pane.nodes) {
+    const change = map.change(name, view);
+    counts[change] += 1;
+    g.classList.add(change);
+    g.dataset.change = change;
+    g.setAttribute('aria-label', `${g.getAttribute('aria-label')}, ${SPOKEN[change]}`);
+    // The rewrite's kind replaces the plain "rewritten" glyph; a state of its own (refused, cannot
+    // run) keeps its glyph.
+    if (change === 'unchanged') continue;
+    g.querySelector('use[href="#glyph-applied"]')?.remove();
+    const box = g.querySelector('.box');
+    g.append(svg('use', { href: `#glyph-${change}`, class: 'glyph change-glyph', x: Number(box.getAttribute('width')) - 6, y: -6, width: 12, height: 12 }));
+  }
+  return counts;
+}
+
+// In a node's properties: what it became (or came from) in the other model, each a button that
+// selects it there, and the matches on the way, exact or not.
+function counterpartsSection(name, view, names, map, select) {
+  const section = Object.assign(document.createElement('section'), { className: 'counterparts' });
+  section.dataset.testid = 'counterparts';
+  const change = map.change(name, view);
+  const heading = Object.assign(document.createElement('h4'), {
+    textContent: `${view === 'input' ? 'In the converted model' : 'From the input model'}: ${SPOKEN[change]}` });
+  const list = Object.assign(document.createElement('ul'), { className: 'plain' });
+  for (const n of names) {
+    const b = Object.assign(document.createElement('button'), { type: 'button', className: 'link', textContent: n });
+    b.addEventListener('click', () => select(n));
+    const li = document.createElement('li');
+    li.append(b);
+    list.append(li);
+  }
+  section.append(heading, list);
+  const origins = view === 'input' ? [name] : names;
+  const steps = [...new Map(origins.flatMap((n) => map.steps(n)).map((s) => [s.match_id, s])).values()];
+  if (steps.length) {
+    section.append(Object.assign(document.createElement('p'), { className: 'hint',
+      textContent: `Through ${steps.map((s) => `${s.match_id} (${s.numerically_equivalent ? 'exact' : 'output will differ'})`).join(', ')}.` }));
+  }
+  return section;
+}
+
+// `page`: {graph (the page's GraphView, which shows the input here), legend, props (the properties
+// panel), onSelect(name, view), states(view) (each node's state, as the single view has it)}.
+export function sideBySide(page) {
+  loadStyle();
+  addGlyphs();
+  const host = page.graph.el.host;
+  const left = Object.assign(document.createElement('div'), { className: 'pane' });
+  const leftTitle = Object.assign(document.createElement('h3'), { className: 'pane-title', textContent: 'Input model' });
+  left.append(leftTitle);
+  const right = Object.assign(document.createElement('div'), { className: 'pane' });
+  const title = Object.assign(document.createElement('h3'), { className: 'pane-title', textContent: 'Converted model' });
+  const zoomOut = button('−', 'Zoom the converted model out'), zoomIn = button('+', 'Zoom the converted model in');
+  const fit = button('Fit');
+  fit.setAttribute('aria-label', 'Fit the converted model');
+  const bar = Object.assign(document.createElement('div'), { className: 'zoom pane-zoom' });
+  bar.append(zoomOut, zoomIn, fit);
+  const head = Object.assign(document.createElement('div'), { className: 'pane-head' });
+  head.append(title, bar);
+  const otherHost = Object.assign(document.createElement('div'), { id: 'graph-converted', className: 'graph' });
+  otherHost.dataset.testid = 'graph-converted';
+  otherHost.setAttribute('aria-label', 'Converted model');
+  right.append(head, otherHost);
+  // Its own legend, off the page: the page's legend counts the input pane, and the kinds below.
+  const converted = new GraphView({ host: otherHost, legend: document.createElement('ul'), zoomIn, zoomOut, fit },
+    (name) => page.onSelect(name, 'converted'));
+  const legendItems = CHANGES.map((change) => {
+    const li = document.createElement('li');
+    li.dataset.change = change;
+    const swatch = svg('svg', { class: 'swatch', viewBox: '-2 -7 28 22', 'aria-hidden': 'true' });
+    const g = svg('g', { class: `node plain ${change}` });
+    g.append(svg('rect', { class: 'box', width: 18, height: 12, rx: 2 }));
+    if (change !== 'unchanged') g.append(svg('use', { href: `#glyph-${change}`, class: 'glyph', x: 12, y: -6, width: 12, height: 12 }));
+    swatch.append(g);
+    const text = document.createElement('span');
+    text.append(`${SPOKEN[change]} (`, Object.assign(document.createElement('span'), { className: 'count' }), ')');
+    li.append(swatch, text);
+    return li;
+  });
+  let map = null, shown = false;
+  // The single view's "rewritten" and "untouched", which the three kinds stand for here.
+  const replaced = () => page.legend.querySelectorAll('[data-state="applied"], [data-state="plain"]');
+
+  // Both panes' nodes that hover or selection marked in the other.
+  const mark = (pane, names, className) => {
+    for (const n of pane.nodes.values()) n.g.classList.remove(className);
+    for (const name of names) pane.nodes.get(name)?.g.classList.add(className);
+  };
+  const hover = (pane, other, view) => {
+    pane.el.host.addEventListener('pointerover', (e) => {
+      const node = e.target.closest?.('.node');
+      mark(other, node && map ? map.counterparts(node.dataset.node, view) : [], 'counterpart');
+    });
+    pane.el.host.addEventListener('pointerleave', () => mark(other, [], 'counterpart'));
+  };
+  hover(page.graph, converted, 'input');
+  hover(converted, page.graph, 'converted');
+
+  return {
+    pane: converted,
+    // Shows (or, with `on` false, takes away) the converted pane beside the page's graph, which
+    // has just drawn the input. Resolves once both are drawn.
+    async show(on, current) {
+      const area = host.parentElement.classList.contains('pane') ? host.parentElement.parentElement : host.parentElement;
+      if (!on) {
+        if (shown) {
+          area.insertBefore(host, left);
+          left.remove();
+          right.remove();
+          area.classList.remove('side-by-side');
+          legendItems.forEach((li) => li.remove());
+          replaced().forEach((li) => { li.hidden = false; });
+          shown = false;
+        }
+        return;
+      }
+      if (!shown) {
+        area.insertBefore(left, host);
+        left.append(host);
+        left.after(right);
+        area.classList.add('side-by-side');
+        replaced().forEach((li) => { li.hidden = true; });
+        page.legend.prepend(...legendItems);
+        shown = true;
+      }
+      map = nodeMap(current.report);
+      const drawn = await converted.show(current.output, page.states('converted'));
+      if (!drawn) return;
+      const counts = { input: markChanges('input', page.graph, map), converted: markChanges('converted', converted, map) };
+      for (const li of legendItems) {
+        li.querySelector('.count').textContent = `input ${counts.input[li.dataset.change]}, converted ${counts.converted[li.dataset.change]}`;
+      }
+    },
+    // A node picked in either pane (`view` 'input' or 'converted'): selected there, its
+    // counterparts selected in the other pane and brought into view.
+    selected(name, view) {
+      if (!shown || !map) return [];
+      const [here, there] = view === 'input' ? [page.graph, converted] : [converted, page.graph];
+      here.select(name);
+      const names = map.counterparts(name, view).filter((n) => there.nodes.has(n));
+      there.select(null);
+      mark(there, names, 'selected');
+      if (names.length) there.highlight(names);
+      page.props.append(counterpartsSection(name, view, names, map, (n) => page.onSelect(n, view === 'input' ? 'converted' : 'input')));
+      return names;
+    },
+    steps: (name) => map?.steps(name) ?? [],
+    counterparts: (name, view) => map?.counterparts(name, view) ?? [],
+  };
+}
