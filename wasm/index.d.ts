@@ -572,7 +572,8 @@ export interface CheckReport {
    *  CLI exits 6 when `pass` is false. */
   gate?: { min_agreement?: number; min_accuracy?: number; pass: boolean; below: string[] };
   /** layerwise: the tensors compared, in the candidate's topological order. */
-  layers?: { tensor: string; node: string; op: string; match_id?: string; shape: number[]; max_abs: number; mean_abs: number; max_rel: number; pass: boolean }[];
+  /** `range`: the original tensor's max − min (finite values), so max_abs / range is the change as a share of it. */
+  layers?: { tensor: string; node: string; op: string; match_id?: string; shape: number[]; max_abs: number; mean_abs: number; max_rel: number; pass: boolean; range: number }[];
   /** layerwise: the first tensor beyond the tolerance, and the match that computes it. */
   first_failing?: { tensor: string; match_id?: string };
   /** layerwise with `conversion`: per applied rewrite, the change at its output and the largest change

@@ -183,7 +183,8 @@ export async function runCheck(page, given, repair) {
     page.offerReport(finiteForJson);
     page.renderPlan(report);
     planLines(ui.plan, current);
-    if ((activations || refitted) && report.fixed_point) page.drawGraph();
+    // The graph shows the fit's new badges, and each tensor's measured change (side by side).
+    if (((activations || refitted) && report.fixed_point) || result.check.converted.layers) page.drawGraph();
   } catch (e) {
     busy(false);
     if (e.cancelled) {

@@ -6,6 +6,7 @@
 // conversion did to it — unchanged, an exact rewrite (every match on its way numerically
 // equivalent: a fold), a lossy one — by fill, border and glyph. Loaded when the view is first
 // chosen: none of it weighs on the page's first load.
+import { distancesByNode, overlayDistances, percentText, scaleLegend, share } from './distance-overlay.js';
 import { GraphView, svg } from './graph.js';
 
 export const CHANGES = ['unchanged', 'exact', 'lossy'];
@@ -78,7 +79,7 @@ function markChanges(view, pane, map) {
 
 // In a node's properties: what it became (or came from) in the other model, each a button that
 // selects it there, and the matches on the way, exact or not.
-function counterpartsSection(name, view, names, map, select) {
+function counterpartsSection(name, view, names, map, select, distances) {
   const section = Object.assign(document.createElement('section'), { className: 'counterparts' });
   section.dataset.testid = 'counterparts';
   const change = map.change(name, view);
@@ -93,6 +94,19 @@ function counterpartsSection(name, view, names, map, select) {
     list.append(li);
   }
   section.append(heading, list);
+  // After a layer-by-layer check, what it measured at this node's outputs and at its counterparts'.
+  if (distances) {
+    const other = view === 'input' ? 'converted' : 'input';
+    const lines = [[view, [name]], [other, names]].flatMap(([v, ns]) => ns.flatMap((n) => (distances[v].get(n) ?? [])
+      .map((l) => `${n === name ? 'This node' : n}: '${l.tensor}' moved by up to ${l.max_abs.toPrecision(2)} (${percentText(share(l))})`)));
+    const unique = [...new Set(lines)];
+    if (unique.length) {
+      const figures = Object.assign(document.createElement('ul'), { className: 'plain distance-figures' });
+      figures.dataset.testid = 'distance-figures';
+      for (const line of unique) figures.append(Object.assign(document.createElement('li'), { textContent: `Check: ${line}` }));
+      section.append(figures);
+    }
+  }
   const origins = view === 'input' ? [name] : names;
   const steps = [...new Map(origins.flatMap((n) => map.steps(n)).map((s) => [s.match_id, s])).values()];
   if (steps.length) {
@@ -141,6 +155,8 @@ export function sideBySide(page) {
     return li;
   });
   let map = null, shown = false;
+  let distances = null;  // after a layer-by-layer check: {input, converted} node → the check's tensors it computes
+  const scale = scaleLegend();
   // The single view's "rewritten" and "untouched", which the three kinds stand for here.
   const replaced = () => page.legend.querySelectorAll('[data-state="applied"], [data-state="plain"]');
 
@@ -172,6 +188,7 @@ export function sideBySide(page) {
           right.remove();
           area.classList.remove('side-by-side');
           legendItems.forEach((li) => li.remove());
+          scale.remove();
           replaced().forEach((li) => { li.hidden = false; });
           shown = false;
         }
@@ -193,6 +210,13 @@ export function sideBySide(page) {
       for (const li of legendItems) {
         li.querySelector('.count').textContent = `input ${counts.input[li.dataset.change]}, converted ${counts.converted[li.dataset.change]}`;
       }
+      const layers = current.check?.converted.layers;
+      distances = layers ? { input: distancesByNode(layers, current.input), converted: distancesByNode(layers, current.output) } : null;
+      if (layers) {
+        overlayDistances(page.graph, layers);
+        overlayDistances(converted, layers);
+        page.legend.append(scale);
+      } else scale.remove();
     },
     // A node picked in either pane (`view` 'input' or 'converted'): selected there, its
     // counterparts selected in the other pane and brought into view.
@@ -204,7 +228,7 @@ export function sideBySide(page) {
       there.select(null);
       mark(there, names, 'selected');
       if (names.length) there.highlight(names);
-      page.props.append(counterpartsSection(name, view, names, map, (n) => page.onSelect(n, view === 'input' ? 'converted' : 'input')));
+      page.props.append(counterpartsSection(name, view, names, map, (n) => page.onSelect(n, view === 'input' ? 'converted' : 'input'), distances));
       return names;
     },
     steps: (name) => map?.steps(name) ?? [],

@@ -540,6 +540,8 @@ test('what loads before the first conversion weighs at most 420 KB gzipped', asy
   console.log(`# page weight before the first conversion, gzipped: ${(total / 1024).toFixed(1)} KB: ` +
     Object.entries(sizes).map(([n, b]) => `${n} ${(b / 1024).toFixed(1)} KB`).join(', '));
   for (const part of ['index.html', 'app.js', 'worker.js', 'onnx_lattice.wasm']) assert.ok(part in sizes, `${part} was loaded`);
+  // Loaded on first use: the side-by-side view, the check and the repair.
+  for (const part of ['compare.js', 'compare.css', 'distance-overlay.js', 'check-run.js']) assert.ok(!(part in sizes), `${part} was loaded`);
   assert.ok(total <= 420 * 1024, `${total} bytes`);
 });
 
@@ -847,7 +849,8 @@ test('side by side: a stride-2 Conv picked in the input selects its Conv and Max
 });
 
 // Also retakes docs/page.md's screenshots of the view (docs/page-side-by-side-1280.png, -390.png):
-// the sample, the stem's stride-2 Conv selected in the input pane.
+// the sample, the stem's stride-2 Conv selected in the input pane; on the desktop after a
+// layer-by-layer check.
 for (const [width, height] of [[1280, 800], [390, 844]]) {
   test(`side by side at ${width}×${height}: both panes in the width and usable, no horizontal scroll, axe finds nothing serious`, async () => {
     // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
@@ -881,6 +884,11 @@ for (const [width, height] of [[1280, 800], [390, 844]]) {
     const before = await transform();
     await page.click('button[aria-label="Zoom the converted model in"]');
     assert.notEqual(await transform(), before);
+    // The desktop picture shows a layer-by-layer check's colours too.
+    if (width > 760) {
+      await runCheckInPage(page, { layerwise: true });
+      await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
+    }
     await page.click('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]').catch(() => {});
     await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
     await page.mouse.move(0, 0);
@@ -1359,6 +1367,21 @@ test('download names tell skip sets apart by a hash of the skipped ids, whatever
   await context.close();
 });
 
+test('the plan\'s rows show their content whether or not they were scrolled into view', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const rows = await page.$$eval('[data-testid="match-row"]', (rs) => rs.map((r) => ({
+    below: r.getBoundingClientRect().top > window.innerHeight,
+    // false when the browser skips rendering the row's content until it is scrolled to
+    rendered: [...r.querySelectorAll('.op')].every((op) => op.checkVisibility({ contentVisibilityAuto: true })),
+  })));
+  assert.ok(rows.filter((r) => r.below).length >= 5, 'rows out of view');
+  assert.deepEqual(rows.filter((r) => !r.rendered), []);
+  await context.close();
+});
+
 test('warnings sit in their match row, and the audit is grouped by op and reason with counts', async () => {
   const { page, context } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', fixture('everything.onnx'));
@@ -1761,6 +1784,52 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
 // Served with COOP and COEP (scripts/serve.mjs) the page is cross-origin isolated, and the check
 // worker runs onnxruntime-web on a thread a core: the runtime's threads are workers of its own
 // script. From a host that does not send the headers it runs on one thread, and still checks.
+test('side by side after a layer-by-layer check: each tensor both models compute is coloured by its change as a share of its range, as the check\'s JSON says, in both panes; the properties give the figures', async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await sideBySide(page);
+  await runCheckInPage(page, { layerwise: true });
+  await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
+  const { check } = await pageReport(page);
+  const layers = check.converted.layers;
+  assert.ok(layers.length > 0 && layers.every((l) => typeof l.range === 'number'));
+  // The scale's steps, powers of ten of the share (docs/page.md), read from the JSON's own figures.
+  const stepOf = (l) => {
+    const s = l.range > 0 ? l.max_abs / l.range : l.max_abs > 0 ? Infinity : 0;
+    return [1e-3, 1e-2, 1e-1, 1, Infinity].findIndex((below) => s < below);
+  };
+  const legend = await page.$$eval('[data-testid="distance-scale"] .distance-step', (ss) => ss.map((s) => s.dataset.fill));
+  assert.equal(legend.length, 5);
+  const views = { input: api.describe(readFileSync(join(SITE, 'sample.onnx'))), converted: api.describe(cli(join(SITE, 'sample.onnx')).bytes) };
+  const steps = new Set();
+  for (const [view, testid] of [['input', 'graph'], ['converted', 'graph-converted']]) {
+    const shown = await page.$$eval(`[data-testid="${testid}"] [data-testid="graph-node"]`, (gs) => Object.fromEntries(gs.map((g) => [g.dataset.node,
+      { step: g.dataset.distanceStep, fill: g.querySelector('.distance')?.getAttribute('fill') ?? null }])));
+    // The node computing each tensor wears the step of its largest change; every other node none.
+    const want = {};
+    for (const node of views[view].nodes) {
+      const mine = layers.filter((l) => node.outputs.some((o) => o.name === l.tensor));
+      want[node.name] = mine.length ? Math.max(...mine.map(stepOf)) : null;
+    }
+    for (const [name, step] of Object.entries(want)) {
+      assert.equal(shown[name].step === undefined ? null : Number(shown[name].step), step, `${view} ${name}`);
+      assert.equal(shown[name].fill, step === null ? null : legend[step], `${view} ${name}: the legend's colour`);
+      if (step !== null) steps.add(step);
+    }
+    assert.ok(Object.values(want).filter((s) => s !== null).length > 0, view);
+  }
+  assert.ok(steps.size >= 2, `more than one step of the scale shows: ${[...steps]}`);
+  // The properties give the node's figure and its counterparts'.
+  const moved = layers.find((l) => l.match_id && stepOf(l) > 0);
+  await clickNode(page, 'graph-converted', moved.node);
+  const figures = await page.textContent('[data-testid="distance-figures"]');
+  assert.ok(figures.includes(`This node: '${moved.tensor}' moved by up to ${moved.max_abs.toPrecision(2)}`), figures);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('cross-origin isolated, the check runs onnxruntime-web on every core; without the headers, on one thread', async () => {
   const plain = await serve(SITE, 0, { isolated: false });
   try {
