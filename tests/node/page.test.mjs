@@ -1020,7 +1020,9 @@ const graphGeometry = (page) => page.$eval('[data-testid="graph"]', (host) => {
   return {
     k: Number(host.querySelector('.viewport').getAttribute('transform').match(/scale\(([-\d.e]+)\)/)[1]),
     transform: host.querySelector('.viewport').getAttribute('transform'), boxHeight: box.height,
-    top: { name: top.dataset.node, inside: inside(rect), fromTop: rect.top - box.top, height: rect.height, textHeight: text.height },
+    top: { name: top.dataset.node, inside: inside(rect), fromTop: rect.top - box.top, height: rect.height, textHeight: text.height,
+      offCentre: (rect.left + rect.right) / 2 - (box.left + box.right) / 2 },
+    wider: nodes.some((n) => { const r = n.querySelector('.box').getBoundingClientRect(); return r.left < box.left || r.right > box.right; }),
     allInside: nodes.every((n) => inside(n.querySelector('.box').getBoundingClientRect())),
   };
 });
@@ -1037,6 +1039,10 @@ for (const [width, height] of [[1280, 800], [390, 844]]) {
       assert.ok(g.k >= 0.8 && g.k <= 1, `${view}: zoom ${g.k}`);
       assert.ok(g.top.textHeight >= 10 && g.top.height >= 22, `${view}: ${JSON.stringify(g.top)}`);
       assert.ok(g.top.inside && g.top.fromTop <= 40, `${view}: the first node ${JSON.stringify(g.top)} at the top of the box`);
+      // A graph wider than its box at that zoom (on a phone) opens centred on its first node (to the
+      // box's 1 px border).
+      if (g.wider) assert.ok(Math.abs(g.top.offCentre) <= 1.5, `${view}: the first node ${g.top.offCentre} px off the box's centre`);
+      if (width < 760) assert.ok(g.wider, `${view}: wider than a phone's box`);
       // The sample is too long to show whole at that zoom: the start view is not the fitted one.
       assert.equal(g.allInside, false, `${view}: a part of the graph is below the box`);
       return g;
