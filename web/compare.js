@@ -97,8 +97,12 @@ function counterpartsSection(name, view, names, map, select, distances) {
   // After a layer-by-layer check, what it measured at this node's outputs and at its counterparts'.
   if (distances) {
     const other = view === 'input' ? 'converted' : 'input';
-    const lines = [[view, [name]], [other, names]].flatMap(([v, ns]) => ns.flatMap((n) => (distances[v].get(n) ?? [])
-      .map((l) => `${n === name ? 'This node' : n}: '${l.tensor}' moved by up to ${l.max_abs.toPrecision(2)} (${percentText(share(l))})`)));
+    const was = (v, n, tensor) => distances.before?.[v].get(n)?.find((l) => l.tensor === tensor);
+    const lines = [[view, [name]], [other, names]].flatMap(([v, ns]) => ns.flatMap((n) => (distances[v].get(n) ?? []).map((l) => {
+      const b = was(v, n, l.tensor);
+      const history = b ? `; before the repair ${b.max_abs.toPrecision(2)} (${percentText(share(b))})` : '';
+      return `${n === name ? 'This node' : n}: '${l.tensor}' moved by up to ${l.max_abs.toPrecision(2)} (${percentText(share(l))})${history}`;
+    })));
     const unique = [...new Set(lines)];
     if (unique.length) {
       const figures = Object.assign(document.createElement('ul'), { className: 'plain distance-figures' });
@@ -212,9 +216,12 @@ export function sideBySide(page) {
       }
       const layers = current.check?.converted.layers;
       distances = layers ? { input: distancesByNode(layers, current.input), converted: distancesByNode(layers, current.output) } : null;
+      // After a repair: the converted model as it was, against the original, for before → after.
+      const before = current.check?.unrepaired?.layers ?? null;
+      if (before && distances) distances.before = { input: distancesByNode(before, current.input), converted: distancesByNode(before, current.output) };
       if (layers) {
-        overlayDistances(page.graph, layers);
-        overlayDistances(converted, layers);
+        overlayDistances(page.graph, layers, before);
+        overlayDistances(converted, layers, before);
         page.legend.append(scale);
       } else scale.remove();
     },

@@ -2,7 +2,8 @@
 // the node that computes it, in each pane, by how far the converted model moved it — its largest
 // change as a share of the original tensor's range (max_abs / range, as the verdict's "27 % of its
 // range") — on a scale of five steps, each a power of ten. A strip along the top of the node's box
-// carries the colour; the node's accessible name, its properties and the legend say the figure.
+// carries the colour (after a repair, before in its left half and after in its right); the node's
+// accessible name, its properties and the legend say the figure.
 import { svg } from './graph.js';
 
 // Light to dark, each step's label its range of shares.
@@ -38,19 +39,31 @@ export function distancesByNode(layers, description) {
   return out;
 }
 
-// Marks `pane`'s drawn nodes (a GraphView); returns how many it marked.
-export function overlayDistances(pane, layers) {
+const worstOf = (found) => found.reduce((a, b) => (share(b) > share(a) ? b : a));
+
+// Marks `pane`'s drawn nodes (a GraphView); returns how many it marked. After a repair `before`
+// holds the converted model's layers before it (the check's `unrepaired`): the strip's left half
+// then says before, its right half after.
+export function overlayDistances(pane, layers, before = null) {
+  const earlier = before && distancesByNode(before, pane.shown);
   let marked = 0;
   for (const [name, found] of distancesByNode(layers, pane.shown)) {
     const shown = pane.nodes.get(name);
     if (!shown || shown.g.dataset.distance !== undefined) continue;
-    const worst = found.reduce((a, b) => (share(b) > share(a) ? b : a));
-    const s = share(worst), step = stepOf(s);
+    const s = share(worstOf(found)), step = stepOf(s);
+    const was = earlier?.get(name) && share(worstOf(earlier.get(name)));
+    const strip = (x, width, fill) => shown.g.insertBefore(svg('rect', { class: 'distance', x, y: 1, width, height: 6, rx: 2, fill }), shown.g.querySelector('text'));
     shown.g.dataset.distance = String(s);
     shown.g.dataset.distanceStep = String(step);
-    shown.g.insertBefore(svg('rect', { class: 'distance', x: 1, y: 1, width: shown.w - 2, height: 6, rx: 2, fill: STEPS[step].fill }),
-      shown.g.querySelector('text'));
-    shown.g.setAttribute('aria-label', `${shown.g.getAttribute('aria-label')}, check: moved by up to ${percentText(s)}`);
+    if (was === undefined || was === null) strip(1, shown.w - 2, STEPS[step].fill);
+    else {
+      shown.g.dataset.distanceBefore = String(was);
+      shown.g.dataset.distanceStepBefore = String(stepOf(was));
+      strip(1, shown.w / 2 - 1, STEPS[stepOf(was)].fill);
+      strip(shown.w / 2, shown.w / 2 - 1, STEPS[step].fill);
+    }
+    const history = was === undefined || was === null ? '' : `, ${percentText(was)} before the repair`;
+    shown.g.setAttribute('aria-label', `${shown.g.getAttribute('aria-label')}, check: moved by up to ${percentText(s)}${history}`);
     marked += 1;
   }
   return marked;
@@ -61,7 +74,7 @@ export function scaleLegend() {
   const li = document.createElement('li');
   li.className = 'distance-scale';
   li.dataset.testid = 'distance-scale';
-  li.append('Check, change at each tensor:');
+  li.append('Check, change at each tensor (after a repair: before | after):');
   for (const step of STEPS) {
     const swatch = svg('svg', { class: 'swatch', viewBox: '0 0 22 14', 'aria-hidden': 'true' });
     swatch.append(svg('rect', { x: 1, y: 4, width: 20, height: 6, rx: 2, fill: step.fill, stroke: '#444', 'stroke-width': 0.5 }));

@@ -2205,6 +2205,42 @@ test('Cancel stops a repair between its layers\' fits and leaves the page usable
   await context.close();
 });
 
+test('side by side after a layer-by-layer repair: each tensor shows its change before the repair and after it, as the check\'s JSON says', async () => {
+  const { images, page, context, consoleErrors } = await trainedInPage('calibration_png');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setInputFiles('[data-testid="data-input"]', images);
+  await page.selectOption('[data-testid="image-scale"]', '0,2');
+  await page.check('[data-testid="check-layerwise"]');
+  await sideBySide(page);
+  await page.click('[data-testid="repair"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined, null, { timeout: 300_000, polling: 250 });
+  await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-distance-step-before]', { timeout: 60_000 });
+  const { check } = await pageReport(page);
+  const share = (l) => (l.range > 0 ? l.max_abs / l.range : l.max_abs > 0 ? Infinity : 0);
+  const after = new Map(check.converted.layers.map((l) => [l.tensor, l])), before = new Map(check.unrepaired.layers.map((l) => [l.tensor, l]));
+  const shown = await page.$$eval('[data-testid="graph-converted"] [data-distance]', (gs) => gs.map((g) => ({
+    name: g.dataset.node, after: Number(g.dataset.distance), before: g.dataset.distanceBefore === undefined ? null : Number(g.dataset.distanceBefore),
+    strips: [...g.querySelectorAll('.distance')].map((r) => r.getAttribute('fill')), label: g.getAttribute('aria-label'),
+  })));
+  let improved = 0;
+  for (const node of shown) {
+    const layer = check.converted.layers.find((l) => l.node === node.name);
+    if (!layer) continue;
+    assert.equal(node.after, share(after.get(layer.tensor)), node.name);
+    assert.equal(node.before, share(before.get(layer.tensor)), node.name);
+    assert.equal(node.strips.length, 2, `${node.name}: before and after`);
+    assert.match(node.label, /before the repair/);
+    if (node.after < node.before) improved += 1;
+  }
+  assert.ok(improved > 0, 'the repair brought some tensor back');
+  // The properties say both figures.
+  const refitted = shown.find((n) => n.before !== null && n.after < n.before);
+  await clickNode(page, 'graph-converted', refitted.name);
+  assert.match(await page.textContent('[data-testid="distance-figures"]'), /This node: '[^']+' moved by up to [^;]+; before the repair /);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('the page\'s repair fits on every core when cross-origin isolated, on one thread without the headers', async () => {
   const plain = await serve(SITE, 0, { isolated: false });
   try {
