@@ -214,6 +214,12 @@ export function sideBySide(page) {
       for (const li of legendItems) {
         li.querySelector('.count').textContent = `input ${counts.input[li.dataset.change]}, converted ${counts.converted[li.dataset.change]}`;
       }
+      // Under a fixed-point scheme the converted pane wears each analysed layer's fit (and, after a
+      // check with the FPQ twin on samples, each measured activation's clipped share), as the
+      // single converted view does.
+      const fit = current.report.fixed_point;
+      const overlay = fit && await import('./fit-overlay.js').catch(() => null);
+      if (overlay && converted.shown === current.output) overlay.overlayFit(converted, fit, page.legend);
       const layers = current.check?.converted.layers;
       distances = layers ? { input: distancesByNode(layers, current.input), converted: distancesByNode(layers, current.output) } : null;
       // After a repair: the converted model as it was, against the original, for before → after.

@@ -1640,6 +1640,28 @@ graph = helper.make_graph(nodes, 'tiny_clip', [helper.make_tensor_value_info('x'
     [numpy_helper.from_array(wa, 'wa'), numpy_helper.from_array(wb, 'wb')])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)], ir_version=7)`;
 
+test('side by side under FPQ the converted pane wears each analysed layer\'s fit, as the single converted view does', async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
+  await waitDone(page);
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  await skipRangeFit(page);
+  await page.waitForSelector('[data-testid="fit-badge"]');
+  const badges = (host) => page.$$eval(`${host} [data-testid="fit-badge"]`, (bs) => Object.fromEntries(bs.map((b) => [b.dataset.node, b.textContent])));
+  const single = await badges('[data-testid="graph"]');
+  const legend = () => page.$$eval('#legend [data-fit]', (ls) => Object.fromEntries(ls.map((l) => [l.dataset.fit, l.textContent])));
+  const singleLegend = await legend();
+  assert.ok(Object.keys(single).length > 0);
+  await sideBySide(page);
+  await page.waitForSelector('[data-testid="graph-converted"] [data-testid="fit-badge"]');
+  assert.deepEqual(await badges('[data-testid="graph-converted"]'), single);
+  assert.deepEqual(await badges('[data-testid="graph"]'), {}, 'the input pane has no fit');
+  assert.deepEqual(await legend(), singleLegend);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('under FPQ a share under the display\'s precision reads "< 0.1 %"; the findings are listed and lead to their nodes, the summary\'s counts to their layers', async () => {
   const model = pythonModel('tiny_clip.onnx', TINY_CLIP);
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
