@@ -1,6 +1,6 @@
 // The side-by-side view: the input model in the graph's own pane, the converted model in a second
-// one beside it (below it on a narrow screen). Selecting or hovering a node in one marks its
-// counterparts in the other through the report's node map (core/report/node_map.h), read as given:
+// one beside it (below it on a narrow screen). Selecting, hovering or panning in one marks (or
+// brings to the centre) its counterparts in the other through the report's node map (core/report/node_map.h), read as given:
 // an input node → the converted nodes it became (one-to-many: a stride-2 Conv → Conv + MaxPool),
 // and back (many-to-one: a fold's Conv and BatchNorm → one Conv). Each node wears what the
 // conversion did to it — unchanged, an exact rewrite (every match on its way numerically
@@ -179,6 +179,35 @@ export function sideBySide(page) {
   hover(page.graph, converted, 'input');
   hover(converted, page.graph, 'converted');
 
+  // Panning or zooming one pane by hand moves the other: the counterparts of the node nearest the
+  // moved pane's centre come to the other's centre, at the other's own zoom. A pane moved by the
+  // page (a start view, Fit, a selection brought into view) moves only itself.
+  let following = false;
+  const follow = (pane, other, view) => {
+    const apply = pane.apply.bind(pane);
+    pane.apply = (mode = null) => {
+      apply(mode);
+      if (following || mode || !map || !shown || !pane.nodes.size || !other.nodes.size) return;
+      const { width, height } = pane.box(), { x, y, k } = pane.view;
+      const cx = (width / 2 - x) / k, cy = (height / 2 - y) / k;
+      let nearest = null, best = Infinity;
+      for (const [name, n] of pane.nodes) {
+        const d = Math.hypot(n.x - cx, n.y - cy);
+        if (d < best) { best = d; nearest = name; }
+      }
+      const there = map.counterparts(nearest, view).map((n) => other.nodes.get(n)).filter(Boolean);
+      if (!there.length) return;
+      const ox = there.reduce((a, n) => a + n.x, 0) / there.length, oy = there.reduce((a, n) => a + n.y, 0) / there.length;
+      const box = other.box();
+      following = true;
+      other.view = { k: other.view.k, x: box.width / 2 - ox * other.view.k, y: box.height / 2 - oy * other.view.k };
+      other.apply();
+      following = false;
+    };
+  };
+  follow(page.graph, converted, 'input');
+  follow(converted, page.graph, 'converted');
+
   return {
     pane: converted,
     // Shows (or, with `on` false, takes away) the converted pane beside the page's graph, which
@@ -235,6 +264,10 @@ export function sideBySide(page) {
     // counterparts selected in the other pane and brought into view.
     selected(name, view) {
       if (!shown || !map) return [];
+      following = true;  // bringing the counterparts into view moves that pane alone
+      try { return this.select(name, view); } finally { following = false; }
+    },
+    select(name, view) {
       const [here, there] = view === 'input' ? [page.graph, converted] : [converted, page.graph];
       here.select(name);
       const names = map.counterparts(name, view).filter((n) => there.nodes.has(n));

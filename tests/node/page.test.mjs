@@ -848,6 +848,51 @@ test('side by side: a stride-2 Conv picked in the input selects its Conv and Max
   await context.close();
 });
 
+test('side by side: dragging one pane brings the counterparts of the node at its centre to the other pane\'s centre; a selection moves only the other pane', async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await sideBySide(page);
+  const report = await pageReport(page);
+  await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
+  // Each pane's centre in graph coordinates, and where its nodes lie.
+  const state = (testid) => page.$eval(`[data-testid="${testid}"]`, (host) => {
+    const box = host.querySelector('svg').getBoundingClientRect();
+    const [, x, y, k] = host.querySelector('.viewport').getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\) scale\(([-\d.e]+)\)/).map(Number);
+    const nodes = Object.fromEntries([...host.querySelectorAll('[data-testid="graph-node"]')].map((g) => {
+      const [, tx, ty] = g.getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\)/).map(Number);
+      const r = g.querySelector('.box');
+      return [g.dataset.node, { x: tx + Number(r.getAttribute('width')) / 2, y: ty + Number(r.getAttribute('height')) / 2 }];
+    }));
+    return { centre: { x: (box.width / 2 - x) / k, y: (box.height / 2 - y) / k }, transform: `${x} ${y} ${k}`, nodes };
+  });
+  const before = await state('graph-converted');
+  const box = await page.$eval('[data-testid="graph"]', (h) => { const r = h.getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; });
+  await page.mouse.move(box.x, box.y);
+  await page.mouse.down();
+  await page.mouse.move(box.x - 20, box.y - 150, { steps: 5 });
+  await page.mouse.move(box.x - 20, box.y - 300, { steps: 5 });
+  await page.mouse.up();
+  const input = await state('graph'), converted = await state('graph-converted');
+  assert.notEqual(converted.transform, before.transform, 'the converted pane moved with the input pane');
+  const nearest = Object.entries(input.nodes).reduce((a, b) => (Math.hypot(b[1].x - input.centre.x, b[1].y - input.centre.y) < Math.hypot(a[1].x - input.centre.x, a[1].y - input.centre.y) ? b : a))[0];
+  const entry = report.node_map.find((e) => e.node === nearest);
+  const counterparts = (entry ? entry.new_nodes : [nearest]).map((n) => converted.nodes[n]).filter(Boolean);
+  assert.ok(counterparts.length > 0, nearest);
+  const cx = counterparts.reduce((a, n) => a + n.x, 0) / counterparts.length, cy = counterparts.reduce((a, n) => a + n.y, 0) / counterparts.length;
+  assert.ok(Math.hypot(cx - converted.centre.x, cy - converted.centre.y) < 2, `${nearest}'s counterparts at the converted pane's centre`);
+  // A click on a node selects it: its counterparts come into the other pane's view, this pane stays.
+  const stayed = (await state('graph')).transform;
+  const visible = await page.$$eval('[data-testid="graph"] [data-testid="graph-node"]', (gs) => {
+    const box = document.querySelector('[data-testid="graph"]').getBoundingClientRect();
+    return gs.find((g) => { const r = g.getBoundingClientRect(); return r.top > box.top + 10 && r.bottom < box.bottom - 10 && r.left > box.left && r.right < box.right; })?.dataset.node;
+  });
+  await page.click(`[data-testid="graph"] [data-node="${visible}"]`);
+  assert.equal((await state('graph')).transform, stayed);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 // Also retakes docs/page.md's screenshots of the view (docs/page-side-by-side-1280.png, -390.png):
 // the sample, the stem's stride-2 Conv selected in the input pane; on the desktop after a
 // layer-by-layer check.
