@@ -772,6 +772,15 @@ const paneNodes = (page, testid) => page.$$eval(`[data-testid="${testid}"] [data
 const clickNode = (page, testid, name) => page.$eval(`[data-testid="${testid}"] [data-node="${name}"]`,
   (g) => g.dispatchEvent(new MouseEvent('click', { bubbles: true })));
 
+// The sample converted with the defaults, shown side by side at 1280×800.
+async function sampleSideBySide() {
+  const opened = await openPage({ viewport: { width: 1280, height: 800 } });
+  await opened.page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(opened.page), /^Done/);
+  await sideBySide(opened.page);
+  return opened;
+}
+
 async function sideBySide(page) {
   await page.check('[data-testid="graph-switch"] input[value="both"]');
   await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"]', { timeout: 60_000 });
@@ -779,10 +788,7 @@ async function sideBySide(page) {
 }
 
 test('side by side: a stride-2 Conv picked in the input selects its Conv and MaxPool in the converted model and back; three styles, named in the legend', async () => {
-  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
-  await page.click('[data-testid="sample-model"]');
-  assert.match(await waitDone(page), /^Done/);
-  await sideBySide(page);
+  const { page, context, consoleErrors } = await sampleSideBySide();
   const report = await pageReport(page);
   const expected = cli(join(SITE, 'sample.onnx'));
   assert.deepEqual(report.node_map, expected.report.node_map, 'the page\'s node map is the CLI\'s');
@@ -849,10 +855,7 @@ test('side by side: a stride-2 Conv picked in the input selects its Conv and Max
 });
 
 test('side by side: dragging one pane brings the counterparts of the node at its centre to the other pane\'s centre; a selection moves only the other pane', async () => {
-  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
-  await page.click('[data-testid="sample-model"]');
-  assert.match(await waitDone(page), /^Done/);
-  await sideBySide(page);
+  const { page, context, consoleErrors } = await sampleSideBySide();
   const report = await pageReport(page);
   await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
   // Each pane's centre in graph coordinates, and where its nodes lie.
@@ -1858,10 +1861,7 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
 // worker runs onnxruntime-web on a thread a core: the runtime's threads are workers of its own
 // script. From a host that does not send the headers it runs on one thread, and still checks.
 test('side by side after a layer-by-layer check: each tensor both models compute is coloured by its change as a share of its range, as the check\'s JSON says, in both panes; the properties give the figures', async () => {
-  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
-  await page.click('[data-testid="sample-model"]');
-  assert.match(await waitDone(page), /^Done/);
-  await sideBySide(page);
+  const { page, context, consoleErrors } = await sampleSideBySide();
   await runCheckInPage(page, { layerwise: true });
   await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
   await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
