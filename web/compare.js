@@ -64,6 +64,7 @@ function markChanges(view, pane, map) {
   for (const [name, { g }] of pane.nodes) {
     const change = map.change(name, view);
     counts[change] += 1;
+    if (g.dataset.change) continue;  // two draws of a view can finish in either order: marked once
     g.classList.add(change);
     g.dataset.change = change;
     g.setAttribute('aria-label', `${g.getAttribute('aria-label')}, ${SPOKEN[change]}`);
