@@ -210,7 +210,6 @@ export function sideBySide(page) {
   follow(converted, page.graph, 'converted');
 
   return {
-    pane: converted,
     // Shows (or, with `on` false, takes away) the converted pane beside the page's graph, which
     // has just drawn the input. Resolves once both are drawn.
     async show(on, current) {
@@ -261,24 +260,20 @@ export function sideBySide(page) {
         page.legend.append(scale);
       } else scale.remove();
     },
-    // A node picked in either pane (`view` 'input' or 'converted'): selected there, its
-    // counterparts selected in the other pane and brought into view.
+    // A node picked in either pane (`view` 'input' or 'converted'), its properties just shown:
+    // selected there, its counterparts selected in the other pane and brought into view (which
+    // moves that pane alone), and listed in the properties.
     selected(name, view) {
-      if (!shown || !map) return [];
-      following = true;  // bringing the counterparts into view moves that pane alone
-      try { return this.select(name, view); } finally { following = false; }
-    },
-    select(name, view) {
+      if (!shown || !map) return;
       const [here, there] = view === 'input' ? [page.graph, converted] : [converted, page.graph];
       here.select(name);
       const names = map.counterparts(name, view).filter((n) => there.nodes.has(n));
       there.select(null);
       mark(there, names, 'selected');
+      following = true;
       if (names.length) there.highlight(names);
+      following = false;
       page.props.append(counterpartsSection(name, view, names, map, (n) => page.onSelect(n, view === 'input' ? 'converted' : 'input'), distances));
-      return names;
     },
-    steps: (name) => map?.steps(name) ?? [],
-    counterparts: (name, view) => map?.counterparts(name, view) ?? [],
   };
 }
