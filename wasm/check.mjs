@@ -170,7 +170,8 @@ function indexOf(at, dims) {
 // min_rtol the smallest rtol that passes at the given atol. With tolerance.scaled, atol is
 // multiplied by the tensor's largest finite |value| (at least 1), reported as atol_used: float
 // rounding grows with the scale of the values, so an exact rewrite (a fold) is judged by it.
-// `brief` gives only max_abs, mean_abs, max_rel and pass (what a layerwise entry keeps).
+// `brief` gives only max_abs, mean_abs, max_rel, pass and the original's range (max − min of its
+// finite values: what a layerwise entry keeps, the range to say its change as a share of).
 export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOLERANCE, { brief = false } = {}) {
   const a = valuesOf(original), b = valuesOf(candidate);
   const entry = { name, dtype: original.type, shape_original: [...original.dims], shape_candidate: [...candidate.dims] };
@@ -196,9 +197,10 @@ export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOL
   // The p99 needs every |Δ| kept and sorted: only for what the report shows per output, not for
   // each of a layerwise check's hundreds of tensors.
   const diffs = brief ? null : new Float64Array(n);
-  let maxAbs = 0, maxAt = 0, sum = 0, maxRel = 0, minAtol = 0, minRtol = 0;
+  let maxAbs = 0, maxAt = 0, sum = 0, maxRel = 0, minAtol = 0, minRtol = 0, lo = Infinity, hi = -Infinity;
   for (let i = 0; i < n; ++i) {
     const x = a[i], y = b[i];
+    if (brief && Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
     const same = x === y || (Number.isNaN(x) && Number.isNaN(y));
     const d = same ? 0 : Math.abs(x - y);
     const diff = Number.isNaN(d) ? Infinity : d;
@@ -214,7 +216,7 @@ export function compareTensor(name, original, candidate, tolerance = DEFAULT_TOL
     }
   }
   const meanAbs = n ? sum / n : 0, pass = minAtol <= atol;
-  if (brief) return Object.assign(entry, { max_abs: maxAbs, mean_abs: meanAbs, max_rel: maxRel, pass });
+  if (brief) return Object.assign(entry, { max_abs: maxAbs, mean_abs: meanAbs, max_rel: maxRel, pass, range: hi > lo ? hi - lo : 0 });
   diffs.sort();
   return Object.assign(entry, {
     max_abs: maxAbs, max_abs_index: indexOf(maxAt, entry.shape_original), mean_abs: meanAbs,
@@ -664,7 +666,7 @@ function compareRuns(report, a, b, original, layers, rewritten, options, toleran
     for (const layer of layers) {
       const entry = compareTensor(layer.tensor, a[layer.tensor], b[layer.tensor], tolerance, { brief: true });
       if (!entry.comparable) continue;  // a tensor whose shape a rewrite changed: nothing to compare
-      report.layers.push({ ...layer, shape: entry.shape_original, max_abs: entry.max_abs, mean_abs: entry.mean_abs, max_rel: entry.max_rel, pass: entry.pass });
+      report.layers.push({ ...layer, shape: entry.shape_original, max_abs: entry.max_abs, mean_abs: entry.mean_abs, max_rel: entry.max_rel, pass: entry.pass, range: entry.range });
     }
     const failing = report.layers.find((l) => !l.pass);
     if (failing) report.first_failing = failing.match_id ? { tensor: failing.tensor, match_id: failing.match_id } : { tensor: failing.tensor };

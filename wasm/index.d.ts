@@ -96,6 +96,17 @@ export interface ModelStats {
   op_counts: Record<string, number>;
 }
 
+/** Which converted nodes an input node became (`node_map`): one entry per input node an applied
+ *  match took; a node without one is in the converted model unchanged, under its own name. */
+export interface NodeMapEntry {
+  node: string;
+  /** Its match's new nodes, each followed through the later matches that took it. */
+  new_nodes: string[];
+  /** Every step numerically equivalent (a fold). */
+  exact: boolean;
+  steps: { match_id: string; pattern: string; numerically_equivalent: boolean }[];
+}
+
 export interface Match {
   id: string;
   pattern: string;
@@ -132,6 +143,7 @@ export interface Report {
   /** The pinned input shapes (inputShapes / --input-shape); {} when none. */
   input_shapes: Record<string, number[]>;
   matches: Match[];
+  node_map: NodeMapEntry[];
   warnings: { match_id: string; pattern: string; node: string; message: string }[];
   /** One entry per node. `group`: the activation idiom it is part of ('SiLU', 'HardSwish', ...)
    *  or its op type; `unit`: for an idiom's nodes, all the nodes of that one activation. */
@@ -562,7 +574,8 @@ export interface CheckReport {
    *  CLI exits 6 when `pass` is false. */
   gate?: { min_agreement?: number; min_accuracy?: number; pass: boolean; below: string[] };
   /** layerwise: the tensors compared, in the candidate's topological order. */
-  layers?: { tensor: string; node: string; op: string; match_id?: string; shape: number[]; max_abs: number; mean_abs: number; max_rel: number; pass: boolean }[];
+  /** `range`: the original tensor's max − min (finite values), so max_abs / range is the change as a share of it. */
+  layers?: { tensor: string; node: string; op: string; match_id?: string; shape: number[]; max_abs: number; mean_abs: number; max_rel: number; pass: boolean; range: number }[];
   /** layerwise: the first tensor beyond the tolerance, and the match that computes it. */
   first_failing?: { tensor: string; match_id?: string };
   /** layerwise with `conversion`: per applied rewrite, the change at its output and the largest change

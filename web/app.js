@@ -84,7 +84,6 @@ function startWorker() {
     if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
     if (data.type === 'result') showResult(data);
     if (data.type === 'output') offerOutput(data);
-    if (data.type === 'twin') twinArrived?.(data);
     if (data.type === 'error') {
       current?.files.reject(new Error(data.message));
       showError(data.message);
@@ -258,10 +257,6 @@ function renderPlan(report) {
       for (const w of warnings) list.append(text('li', w.message, 'warn'));
       body.append(list);
     }
-    const change = current.changes?.get(m.id);
-    if (change) body.append(text('div', change, 'check-change'));
-    const repaired = current.repairs?.get(m.id);
-    if (repaired) body.append(text('div', repaired, `check-change repair-change${repaired.includes('left as converted') ? ' warn' : ''}`));
     body.append(showButton(m.id, () => revealMatch(m)));
     row.append(box, head, body);
     row.addEventListener('click', (e) => {
@@ -322,7 +317,11 @@ function statesOf(report, view, byName) {
   return states;
 }
 
-function currentView() { return ui.graphSwitch.querySelector('input:checked').value; }
+// "side by side" shows the input in the graph's pane, and the converted model beside it
+// (compare.js, loaded when first chosen).
+const graphChoice = () => ui.graphSwitch.querySelector('input:checked').value;
+function currentView() { return graphChoice() === 'both' ? 'input' : graphChoice(); }
+let compare = null;
 
 // Draws the chosen view; resolves false (with a message in the graph's place) when it cannot be
 // laid out, so the rest of the page keeps working.
@@ -337,6 +336,10 @@ function drawGraph() {
     if (!shown || graph.shown !== description) return true;
     if (overlay) overlay.overlayFit(graph, fit, ui.legend);
     else ui.legend.querySelectorAll('.fit').forEach((e) => e.remove());
+    const both = graphChoice() === 'both';
+    if (both) compare ??= await import('./compare.js').then((m) => m.sideBySide({ graph, legend: ui.legend, props: ui.props,
+      onSelect: (name, v) => selectNode(name, { view: v, fromGraph: true }), states: (v) => statesOf(current.report, v, current.byName[v]) }), () => null);
+    await compare?.show(both, current);
     return true;
   }, (e) => {
     graph.showMessage(`The graph could not be laid out: ${e.message}. The rest of the page works without it.`);
@@ -383,6 +386,7 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
     fitLines: (name) => (fit && fixedPointPanel ? fixedPointPanel.fitLines(fit, name, node.outputs.map((o) => o.name)) : []),
     declared: new Map([...described.inputs, ...described.outputs].map((v) => [v.name, v.shape])),
   });
+  compare?.selected(name, view);
   if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
   if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
 }
@@ -476,41 +480,13 @@ function offerOutput({ model, data, heapBytes }) {
   current.files.resolve(current.made);
 }
 
-// After a repair the download is the repaired model (one file: the repair refuses external
-// data), named so, and each refitted layer's change shows in its plan row.
-function offerRepaired({ repair, repaired }, repairText) {
-  current.repair = repair;
-  current.repaired = { model: new Blob([repaired], { type: 'application/octet-stream' }), data: null };
-  current.name = `${current.stem}.repaired`;
-  offerModel(current.repaired);
-  // A layer left as converted shows in its match's row as prominently as one refitted.
-  current.repairs = new Map();
-  for (const l of [...repair.layers.filter((x) => x.refitted), ...repair.left]) {
-    if (l.match_id) current.repairs.set(l.match_id, [current.repairs.get(l.match_id), repairText(l)].filter(Boolean).join(' '));
-  }
-}
-
-// The check's fold-only twin comes from the conversion worker (it holds the module and the input).
-let twinArrived = null;
-// `inputShapes`: the check's sizes, so that the twin's description gives every activation's
-// shape at them (what the memory estimate reads); none when samples size the runs.
-function makeTwin(inputShapes) {
-  return new Promise((resolve, reject) => {
-    twinArrived = (data) => {
-      twinArrived = null;
-      if (data.message) reject(new Error(data.message)); else resolve(data);
-    };
-    worker.postMessage({ type: 'twin', options: { ...options(), ...(inputShapes ? { inputShapes } : {}) } });
-  });
-}
-
 // "Check" and "Repair" (check-run.js, loaded with the first press, as the runtime is: none of it
 // weighs on the page's first load), given what of the page they read and call.
 async function check(given = {}, repair = false) {
   ui.checkResult.hidden = true;  // until this check's result is in
   const { runCheck } = await import('./check-run.js');
   return runCheck({
-    ui, current, samples, inputModel, inputFiles, worker, busy, setStatus, showProgress, makeTwin, offerRepaired, offerModel, showFixedPoint,
+    ui, current, samples, inputModel, inputFiles, worker, options, busy, setStatus, showProgress, offerModel, showFixedPoint,
     offerReport, renderPlan, drawGraph, check, started: (at) => { busySince = at; },
   }, given, repair);
 }

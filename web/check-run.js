@@ -4,6 +4,7 @@
 // answered by the conversion worker on a port of its own. Loaded with the first press. `page`:
 // what of the page it reads and calls (web/app.js, check()).
 import { CHECK_MEMORY_LIMIT, changeText, checkShapes, finiteForJson, renderCheck, repairText, sizesTooLarge } from './check-panel.js';
+import { breakable } from './panels.js';
 
 // Under FPQ a check on samples fits the ranges on them (range_fit.mjs): the download is then the
 // fitted model (made from the repaired one after a repair), named so, and the report carries the
@@ -20,6 +21,61 @@ function offerFitted(page, { rangeFit, fitted, fixedPoint }) {
   page.offerModel(rangeFit ? { model: new Blob([fitted], { type: 'application/octet-stream' }), data: null } : current.repaired ?? current.made);
   page.showFixedPoint(current.report.fixed_point, current.output);
   return true;
+}
+
+// The check's fold-only twin comes from the conversion worker (it holds the module and the input).
+// `inputShapes`: the check's sizes, so that the twin's description gives every activation's
+// shape at them (what the memory estimate reads); none when samples size the runs.
+function makeTwin({ worker, options }, inputShapes) {
+  return new Promise((resolve, reject) => {
+    const arrived = ({ data }) => {
+      if (data.type !== 'twin') return;
+      worker.removeEventListener('message', arrived);
+      if (data.message) reject(new Error(data.message)); else resolve(data);
+    };
+    worker.addEventListener('message', arrived);
+    worker.postMessage({ type: 'twin', options: { ...options(), ...(inputShapes ? { inputShapes } : {}) } });
+  });
+}
+
+// After a repair the download is the repaired model (one file: the repair refuses external
+// data), named so, and each refitted layer's change shows in its plan row.
+function offerRepaired({ current, offerModel }, { repair, repaired }) {
+  current.repair = repair;
+  current.repaired = { model: new Blob([repaired], { type: 'application/octet-stream' }), data: null };
+  current.name = `${current.stem}.repaired`;
+  offerModel(current.repaired);
+  // A layer left as converted shows in its match's row as prominently as one refitted.
+  current.repairs = new Map();
+  for (const l of [...repair.layers.filter((x) => x.refitted), ...repair.left]) {
+    if (l.match_id) current.repairs.set(l.match_id, [current.repairs.get(l.match_id), repairText(l)].filter(Boolean).join(' '));
+  }
+}
+
+// In each plan row, above its button: the rewrite's change at its output (layer by layer) and
+// what the repair did with its layers (one left as converted as prominent as one refitted).
+function planLines(plan, { changes, repairs }) {
+  for (const row of plan.querySelectorAll('[data-testid="match-row"]')) {
+    const button = row.querySelector('.body > button:last-child');
+    const change = changes.get(row.dataset.matchId), repaired = repairs?.get(row.dataset.matchId);
+    for (const [content, className] of [[change, 'check-change'], [repaired, `check-change repair-change${repaired?.includes('left as converted') ? ' warn' : ''}`]]) {
+      if (!content) continue;
+      const div = Object.assign(document.createElement('div'), { className });
+      div.append(breakable(content));
+      button.before(div);
+    }
+  }
+}
+
+// "Cancel" beside the progress bar while a check or a repair runs: made with the first run.
+function cancelButton(ui) {
+  let button = document.getElementById('check-cancel');
+  if (!button) {
+    button = Object.assign(document.createElement('button'), { type: 'button', id: 'check-cancel', className: 'small secondary', textContent: 'Cancel' });
+    button.dataset.testid = 'check-cancel';
+    ui.progressBox.append(button);
+  }
+  return button;
 }
 
 // A model the runtime cannot hold, or sizes it could not run at, are refused before anything loads.
@@ -49,14 +105,24 @@ export async function runCheck(page, given, repair) {
   busy(true);
   let checker = null;
   const fpq = document.getElementById('check-fpq').checked;
+  // Cancel ends the check's worker at once, wherever it is (a repair between two of its layers'
+  // fits, or inside one: the converter's worker finishes that one fit and is free again), and
+  // leaves the page as it was before the press.
+  const cancel = cancelButton(ui);
+  const cancelled = new Promise((_, reject) => {
+    cancel.onclick = () => reject(Object.assign(new Error('cancelled'), { cancelled: true }));
+  });
+  cancelled.catch(() => {});
+  const orCancel = (promise) => Promise.race([promise, cancelled]);
+  cancel.hidden = false;
   try {
     showProgress('making the fold-only twin', 0);
-    const twin = await page.makeTwin(data ? undefined : inputShapes);
+    const twin = await orCancel(makeTwin(page, data ? undefined : inputShapes));
     const atSizes = data ? null : sizesTooLarge(twin.description, inputShapes, memory);
     if (atSizes) return refuse(atSizes);
     // A check after a repair checks the repaired model (the download); a repair starts again
     // from the converted one.
-    const converted = !repair && current.repaired ? current.repaired : await current.files.promise;
+    const converted = !repair && current.repaired ? current.repaired : await orCancel(current.files.promise);
     // Under FPQ the ranges are fitted on the samples picked, as the Node CLI fits them on its
     // calibration samples (range_fit.mjs); without samples the conversion's estimate stays, and a
     // model keeping its weights in a data file too (the fit, like the repair, rewrites one file).
@@ -66,7 +132,7 @@ export async function runCheck(page, given, repair) {
       ? (data ? 'the model keeps its weights in a data file, which the fit in the page does not rewrite; keep them inline to fit them'
         : 'no samples were picked; pick some to fit them on your data')
       : undefined;
-    const result = await new Promise((resolve, reject) => {
+    const result = await orCancel(new Promise((resolve, reject) => {
       checker = new Worker('check-worker.js', { type: 'module' });
       checker.onmessage = ({ data }) => {
         if (data.type === 'progress') showProgress(data.stage, data.fraction);
@@ -92,10 +158,10 @@ export async function runCheck(page, given, repair) {
         data, ...(repair ? { repair: { port } } : {}), ...(fpq ? { fpq: { port } } : {}), ...(rangeFit ? { rangeFit: { port } } : {}),
         conversion: report, twinConversion: twin.report,
       }, port ? [port] : []);
-    });
+    }));
     current.check = result.check;
     current.changes = new Map((result.check.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));
-    if (result.repair) page.offerRepaired(result, repairText);
+    if (result.repair) offerRepaired(page, result);
     // After a range fit the download is the fitted model and the fit analysis its own; a check
     // without one goes back to the model before it (`refitted`: the analysis changed).
     const refitted = offerFitted(page, result);
@@ -116,12 +182,20 @@ export async function runCheck(page, given, repair) {
       : `${made}${inconclusive ? ' (inconclusive)' : ''} in ${Math.round(performance.now() - started)} ms.`);
     page.offerReport(finiteForJson);
     page.renderPlan(report);
-    if ((activations || refitted) && report.fixed_point) page.drawGraph();
+    planLines(ui.plan, current);
+    // The graph shows the fit's new badges, and each tensor's measured change (side by side).
+    if (((activations || refitted) && report.fixed_point) || result.check.converted.layers) page.drawGraph();
   } catch (e) {
     busy(false);
-    renderCheck(ui.checkResult, { error: e.message });
-    setStatus('The check could not run.');
+    if (e.cancelled) {
+      setStatus(`${repair ? 'The repair' : 'The check'} was cancelled; the model and its downloads are as they were.`);
+      (repair ? ui.repair : ui.check).focus();
+    } else {
+      renderCheck(ui.checkResult, { error: e.message });
+      setStatus('The check could not run.');
+    }
   } finally {
     checker?.terminate();
+    cancel.hidden = true;
   }
 }

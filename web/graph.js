@@ -189,7 +189,8 @@ export class GraphView {
   // The start view, on every show: the graph at a zoom where its box text stays readable, its top
   // (the model's inputs) at the top of the box. As wide as the box, but never smaller than
   // READABLE_ZOOM (12 px text at 0.8 is 9.6 px, about the smallest a label is read at) and never
-  // enlarged; a graph wider than that is centred on its first rank. Fit (0) shows the whole graph.
+  // enlarged; a graph wider than that is centred on its first rank (on a phone, the model's input in
+  // the middle of the box, whatever lies left or right of it). Fit (0) shows the whole graph.
   home() {
     const { width, height } = this.box();
     const { width: w } = this.size;
@@ -199,8 +200,7 @@ export class GraphView {
       const top = Math.min(...[...this.nodes.values()].map((n) => n.y));
       const first = [...this.nodes.values()].filter((n) => n.y === top);
       const centre = (Math.min(...first.map((n) => n.x - n.w / 2)) + Math.max(...first.map((n) => n.x + n.w / 2))) / 2;
-      // Centred on the first rank, but no further out than the graph's own edges.
-      x = Math.min(8, Math.max(width - 8 - w * k, width / 2 - centre * k));
+      x = width / 2 - centre * k;
     }
     // A graph that fits whole at this zoom sits in the middle, as Fit would put it.
     const h = this.size.height * k;

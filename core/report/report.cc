@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/onnx/domain.h"
+#include "core/report/node_map.h"
 #include "core/util/utf8.h"
 
 namespace lattice {
@@ -141,6 +142,7 @@ Json Report::to_json() const {
       .set("input", stats_json(input))
       .set("output", stats_json(output))
       .set("matches", std::move(matches_json))
+      .set("node_map", node_map_json(matches))
       .set("warnings", std::move(warnings_json))
       .set("unsupported", std::move(unsupported_json));
   // Only for a quantized model, and with a scheme: other reports stay byte for byte what they were.

@@ -540,6 +540,8 @@ test('what loads before the first conversion weighs at most 420 KB gzipped', asy
   console.log(`# page weight before the first conversion, gzipped: ${(total / 1024).toFixed(1)} KB: ` +
     Object.entries(sizes).map(([n, b]) => `${n} ${(b / 1024).toFixed(1)} KB`).join(', '));
   for (const part of ['index.html', 'app.js', 'worker.js', 'onnx_lattice.wasm']) assert.ok(part in sizes, `${part} was loaded`);
+  // Loaded on first use: the side-by-side view, the check and the repair.
+  for (const part of ['compare.js', 'compare.css', 'distance-overlay.js', 'check-run.js']) assert.ok(!(part in sizes), `${part} was loaded`);
   assert.ok(total <= 420 * 1024, `${total} bytes`);
 });
 
@@ -747,6 +749,206 @@ test('"Show in graph" looks in each view for that view\'s nodes of the match', a
   await context.close();
 });
 
+// --- Side by side: the input and the converted model, synced through the report's node map ----
+
+// What each node of a view is, read from the report's node map alone (docs/page.md): an input node
+// with an entry, or a converted node an entry names, is an exact rewrite when every entry naming it
+// is exact, else lossy; any other node is unchanged.
+function expectedChanges(report, description, view) {
+  const entries = (name) => report.node_map.filter((e) => (view === 'input' ? e.node === name : e.new_nodes.includes(name)));
+  return Object.fromEntries(description.nodes.map(({ name }) => {
+    const found = entries(name);
+    return [name, !found.length ? 'unchanged' : found.every((e) => e.exact) ? 'exact' : 'lossy'];
+  }));
+}
+
+const paneNodes = (page, testid) => page.$$eval(`[data-testid="${testid}"] [data-testid="graph-node"]`, (gs) => gs.map((g) => ({
+  name: g.dataset.node, change: g.dataset.change, selected: g.classList.contains('selected'),
+  box: (({ fill, strokeWidth, strokeDasharray }) => `${fill} ${strokeWidth} ${strokeDasharray}`)(getComputedStyle(g.querySelector('.box'))),
+  glyph: g.querySelector('.change-glyph')?.getAttribute('href') ?? null,
+})));
+
+// A click on a node wherever its pane has panned it (a node out of the pane's box is hidden by it).
+const clickNode = (page, testid, name) => page.$eval(`[data-testid="${testid}"] [data-node="${name}"]`,
+  (g) => g.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+
+// The sample converted with the defaults, shown side by side at 1280×800.
+async function sampleSideBySide() {
+  const opened = await openPage({ viewport: { width: 1280, height: 800 } });
+  await opened.page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(opened.page), /^Done/);
+  await sideBySide(opened.page);
+  return opened;
+}
+
+async function sideBySide(page) {
+  await page.check('[data-testid="graph-switch"] input[value="both"]');
+  await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"]', { timeout: 60_000 });
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-change]', { timeout: 60_000 });
+}
+
+test('side by side: a stride-2 Conv picked in the input selects its Conv and MaxPool in the converted model and back; three styles, named in the legend', async () => {
+  const { page, context, consoleErrors } = await sampleSideBySide();
+  const report = await pageReport(page);
+  const expected = cli(join(SITE, 'sample.onnx'));
+  assert.deepEqual(report.node_map, expected.report.node_map, 'the page\'s node map is the CLI\'s');
+  const views = { input: api.describe(readFileSync(join(SITE, 'sample.onnx'))), converted: api.describe(expected.bytes) };
+  const ops = Object.fromEntries([...views.input.nodes, ...views.converted.nodes].map((n) => [n.name, n.op]));
+  // Every node of both models in its pane, each wearing what the node map says of it.
+  const panes = { input: await paneNodes(page, 'graph'), converted: await paneNodes(page, 'graph-converted') };
+  const styles = {};
+  for (const view of ['input', 'converted']) {
+    const want = expectedChanges(report, views[view], view);
+    assert.deepEqual(Object.fromEntries(panes[view].map((n) => [n.name, n.change])), want, view);
+    for (const n of panes[view]) (styles[n.change] ??= new Set()).add(n.box);
+    for (const n of panes[view]) assert.equal(n.glyph, n.change === 'unchanged' ? null : `#glyph-${n.change}`, n.name);
+  }
+  // Three kinds present, and told apart by their boxes (fill, border width, dashes) besides the glyph.
+  assert.deepEqual(Object.keys(styles).sort(), ['exact', 'lossy', 'unchanged']);
+  const untouchedBoxes = [...styles.unchanged].filter((b) => !/dash/.test(b));
+  for (const [a, b] of [['exact', 'lossy'], ['exact', 'unchanged'], ['lossy', 'unchanged']]) {
+    for (const x of styles[a]) assert.ok(![...styles[b]].includes(x), `${a} and ${b} share the style ${x}`);
+  }
+  assert.ok(untouchedBoxes.length > 0);
+  // The legend names the three kinds with each pane's count.
+  const legend = await page.$$eval('#legend [data-change]', (ls) => Object.fromEntries(ls.map((l) => [l.dataset.change, l.textContent])));
+  for (const change of ['unchanged', 'exact', 'lossy']) {
+    const count = (view) => panes[view].filter((n) => n.change === change).length;
+    assert.match(legend[change], new RegExp(`input ${count('input')}, converted ${count('converted')}`), change);
+  }
+  for (const state of ['applied', 'plain']) assert.equal(await page.isVisible(`#legend [data-state="${state}"]`), false, `the single view's ${state} gives way to the three kinds`);
+  // One-to-many: the stem's stride-2 Conv selects what it became, its Conv at stride 1 and a MaxPool.
+  const stem = report.node_map.find((e) => e.node === '/stem/stem.0/Conv');
+  assert.ok(stem.new_nodes.some((n) => ops[n] === 'Conv') && stem.new_nodes.some((n) => ops[n] === 'MaxPool'), JSON.stringify(stem));
+  await page.click('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]');
+  const selectedIn = async (testid) => (await paneNodes(page, testid)).filter((n) => n.selected).map((n) => n.name).sort();
+  assert.deepEqual(await selectedIn('graph-converted'), [...stem.new_nodes].sort());
+  assert.deepEqual(await selectedIn('graph'), ['/stem/stem.0/Conv']);
+  const props = await page.textContent('[data-testid="counterparts"]');
+  assert.match(props, /In the converted model: lossy rewrite/);
+  for (const n of stem.new_nodes) assert.ok(props.includes(n), n);
+  // And back, many-to-one: the MaxPool selects every input node whose entry names it.
+  const pool = stem.new_nodes.find((n) => ops[n] === 'MaxPool');
+  await clickNode(page, 'graph-converted', pool);
+  assert.deepEqual(await selectedIn('graph'), report.node_map.filter((e) => e.new_nodes.includes(pool)).map((e) => e.node).sort());
+  assert.deepEqual(await selectedIn('graph-converted'), [pool]);
+  assert.match(await page.textContent('[data-testid="node-props"] h3'), /MaxPool/);
+  // A fold, many-to-one and exact: its BatchNorm selects the one Conv it folded into.
+  const fold = report.node_map.find((e) => e.exact && ops[e.node] === 'BatchNormalization');
+  await clickNode(page, 'graph', fold.node);
+  assert.deepEqual(await selectedIn('graph-converted'), fold.new_nodes);
+  assert.match(await page.textContent('[data-testid="counterparts"]'), /exact rewrite/);
+  // A counterpart in the properties selects it in its pane.
+  await page.click(`[data-testid="counterparts"] button:text-is("${fold.new_nodes[0]}")`);
+  assert.deepEqual(await selectedIn('graph-converted'), fold.new_nodes);
+  assert.deepEqual(await selectedIn('graph'), report.node_map.filter((e) => e.new_nodes.includes(fold.new_nodes[0])).map((e) => e.node).sort());
+  // Hovering marks the counterparts in the other pane.
+  await page.$eval('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]', (g) => g.dispatchEvent(new PointerEvent('pointerover', { bubbles: true })));
+  const hovered = await page.$$eval('[data-testid="graph-converted"] .node.counterpart', (gs) => gs.map((g) => g.dataset.node).sort());
+  assert.deepEqual(hovered, [...stem.new_nodes].sort());
+  // Back to one view: one pane, the "rewritten" legend again.
+  await switchGraph(page, 'converted');
+  assert.equal(await page.$('[data-testid="graph-converted"]'), null);
+  assert.equal(await page.isVisible('#legend [data-state="applied"]'), true);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+test('side by side: dragging one pane brings the counterparts of the node at its centre to the other pane\'s centre; a selection moves only the other pane', async () => {
+  const { page, context, consoleErrors } = await sampleSideBySide();
+  const report = await pageReport(page);
+  await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
+  // Each pane's centre in graph coordinates, and where its nodes lie.
+  const state = (testid) => page.$eval(`[data-testid="${testid}"]`, (host) => {
+    const box = host.querySelector('svg').getBoundingClientRect();
+    const [, x, y, k] = host.querySelector('.viewport').getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\) scale\(([-\d.e]+)\)/).map(Number);
+    const nodes = Object.fromEntries([...host.querySelectorAll('[data-testid="graph-node"]')].map((g) => {
+      const [, tx, ty] = g.getAttribute('transform').match(/translate\(([-\d.e]+),([-\d.e]+)\)/).map(Number);
+      const r = g.querySelector('.box');
+      return [g.dataset.node, { x: tx + Number(r.getAttribute('width')) / 2, y: ty + Number(r.getAttribute('height')) / 2 }];
+    }));
+    return { centre: { x: (box.width / 2 - x) / k, y: (box.height / 2 - y) / k }, transform: `${x} ${y} ${k}`, nodes };
+  });
+  const before = await state('graph-converted');
+  const box = await page.$eval('[data-testid="graph"]', (h) => { const r = h.getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; });
+  await page.mouse.move(box.x, box.y);
+  await page.mouse.down();
+  await page.mouse.move(box.x - 20, box.y - 150, { steps: 5 });
+  await page.mouse.move(box.x - 20, box.y - 300, { steps: 5 });
+  await page.mouse.up();
+  const input = await state('graph'), converted = await state('graph-converted');
+  assert.notEqual(converted.transform, before.transform, 'the converted pane moved with the input pane');
+  const nearest = Object.entries(input.nodes).reduce((a, b) => (Math.hypot(b[1].x - input.centre.x, b[1].y - input.centre.y) < Math.hypot(a[1].x - input.centre.x, a[1].y - input.centre.y) ? b : a))[0];
+  const entry = report.node_map.find((e) => e.node === nearest);
+  const counterparts = (entry ? entry.new_nodes : [nearest]).map((n) => converted.nodes[n]).filter(Boolean);
+  assert.ok(counterparts.length > 0, nearest);
+  const cx = counterparts.reduce((a, n) => a + n.x, 0) / counterparts.length, cy = counterparts.reduce((a, n) => a + n.y, 0) / counterparts.length;
+  assert.ok(Math.hypot(cx - converted.centre.x, cy - converted.centre.y) < 2, `${nearest}'s counterparts at the converted pane's centre`);
+  // A click on a node selects it: its counterparts come into the other pane's view, this pane stays.
+  const stayed = (await state('graph')).transform;
+  const visible = await page.$$eval('[data-testid="graph"] [data-testid="graph-node"]', (gs) => {
+    const box = document.querySelector('[data-testid="graph"]').getBoundingClientRect();
+    return gs.find((g) => { const r = g.getBoundingClientRect(); return r.top > box.top + 10 && r.bottom < box.bottom - 10 && r.left > box.left && r.right < box.right; })?.dataset.node;
+  });
+  await page.click(`[data-testid="graph"] [data-node="${visible}"]`);
+  assert.equal((await state('graph')).transform, stayed);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+// Also retakes docs/page.md's screenshots of the view (docs/page-side-by-side-1280.png, -390.png):
+// the sample, the stem's stride-2 Conv selected in the input pane; on the desktop after a
+// layer-by-layer check.
+for (const [width, height] of [[1280, 800], [390, 844]]) {
+  test(`side by side at ${width}×${height}: both panes in the width and usable, no horizontal scroll, axe finds nothing serious`, async () => {
+    // bypassCSP: axe is injected as an inline script, which the page's own policy refuses.
+    const { page, context, consoleErrors } = await openPage({ viewport: { width, height }, bypassCSP: true });
+    await page.click('[data-testid="sample-model"]');
+    assert.match(await waitDone(page), /^Done/);
+    await page.waitForFunction(() => document.body.dataset.downloads === 'ready', null, { polling: 100 });
+    await sideBySide(page);
+    const boxes = await page.$$eval('[data-testid="graph"], [data-testid="graph-converted"]', (hosts) => hosts.map((h) => {
+      const r = h.getBoundingClientRect();
+      return { left: r.left, right: r.right, top: r.top, width: r.width, height: r.height };
+    }));
+    for (const b of boxes) assert.ok(b.left >= 0 && b.right <= width && b.width >= Math.min(300, width - 40) && b.height >= 300, JSON.stringify(b));
+    // Side by side on a wide screen, one above the other on a narrow one.
+    if (width > 760) assert.ok(boxes[1].left >= boxes[0].right, JSON.stringify(boxes));
+    else assert.ok(boxes[1].top >= boxes[0].top + boxes[0].height, JSON.stringify(boxes));
+    // Each pane takes a real click on a node it shows in its box, and zooms with its own buttons.
+    await page.click('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]');
+    const stem = (await pageReport(page)).node_map.find((e) => e.node === '/stem/stem.0/Conv');
+    await page.waitForSelector(`[data-testid="graph-converted"] [data-node="${stem.new_nodes.at(-1)}"].selected`);
+    const converted = '[data-testid="graph-converted"]';
+    const target = await page.$$eval(`${converted} [data-testid="graph-node"]`, (gs, host) => {
+      const box = document.querySelector(host).getBoundingClientRect();
+      const inside = gs.find((g) => { const r = g.getBoundingClientRect(); return r.left > box.left && r.right < box.right && r.top > box.top && r.bottom < box.bottom; });
+      return inside?.dataset.node;
+    }, converted);
+    assert.ok(target, 'a node of the converted pane is in its box');
+    await page.click(`${converted} [data-node="${target}"]`);
+    assert.ok((await page.textContent('[data-testid="node-props"]')).includes(target));
+    const transform = () => page.$eval(`${converted} .viewport`, (v) => v.getAttribute('transform'));
+    const before = await transform();
+    await page.click('button[aria-label="Zoom the converted model in"]');
+    assert.notEqual(await transform(), before);
+    // The desktop picture shows a layer-by-layer check's colours too.
+    if (width > 760) {
+      await runCheckInPage(page, { layerwise: true });
+      await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
+    }
+    await page.click('[data-testid="graph"] [data-node="/stem/stem.0/Conv"]').catch(() => {});
+    await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: join(ROOT, `docs/page-side-by-side-${width}.png`) });
+    const { overflow, bad } = await phoneState(page);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
+    assert.deepEqual(bad, []);
+    assert.deepEqual(consoleErrors, []);
+    await context.close();
+  });
+}
+
 test('when the layout worker fails, the graph area says so and the rest of the page works', async () => {
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
   await context.route('**/dagre.min.js', (route) => route.fulfill({ status: 404, body: 'not here' }));
@@ -866,7 +1068,9 @@ const graphGeometry = (page) => page.$eval('[data-testid="graph"]', (host) => {
   return {
     k: Number(host.querySelector('.viewport').getAttribute('transform').match(/scale\(([-\d.e]+)\)/)[1]),
     transform: host.querySelector('.viewport').getAttribute('transform'), boxHeight: box.height,
-    top: { name: top.dataset.node, inside: inside(rect), fromTop: rect.top - box.top, height: rect.height, textHeight: text.height },
+    top: { name: top.dataset.node, inside: inside(rect), fromTop: rect.top - box.top, height: rect.height, textHeight: text.height,
+      offCentre: (rect.left + rect.right) / 2 - (box.left + box.right) / 2 },
+    wider: nodes.some((n) => { const r = n.querySelector('.box').getBoundingClientRect(); return r.left < box.left || r.right > box.right; }),
     allInside: nodes.every((n) => inside(n.querySelector('.box').getBoundingClientRect())),
   };
 });
@@ -883,6 +1087,10 @@ for (const [width, height] of [[1280, 800], [390, 844]]) {
       assert.ok(g.k >= 0.8 && g.k <= 1, `${view}: zoom ${g.k}`);
       assert.ok(g.top.textHeight >= 10 && g.top.height >= 22, `${view}: ${JSON.stringify(g.top)}`);
       assert.ok(g.top.inside && g.top.fromTop <= 40, `${view}: the first node ${JSON.stringify(g.top)} at the top of the box`);
+      // A graph wider than its box at that zoom (on a phone) opens centred on its first node (to the
+      // box's 1 px border).
+      if (g.wider) assert.ok(Math.abs(g.top.offCentre) <= 1.5, `${view}: the first node ${g.top.offCentre} px off the box's centre`);
+      if (width < 760) assert.ok(g.wider, `${view}: wider than a phone's box`);
       // The sample is too long to show whole at that zoom: the start view is not the fitted one.
       assert.equal(g.allInside, false, `${view}: a part of the graph is below the box`);
       return g;
@@ -1213,6 +1421,21 @@ test('download names tell skip sets apart by a hash of the skipped ids, whatever
   await context.close();
 });
 
+test('the plan\'s rows show their content whether or not they were scrolled into view', async () => {
+  const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const rows = await page.$$eval('[data-testid="match-row"]', (rs) => rs.map((r) => ({
+    below: r.getBoundingClientRect().top > window.innerHeight,
+    // false when the browser skips rendering the row's content until it is scrolled to
+    rendered: [...r.querySelectorAll('.op')].every((op) => op.checkVisibility({ contentVisibilityAuto: true })),
+  })));
+  assert.ok(rows.filter((r) => r.below).length >= 5, 'rows out of view');
+  assert.deepEqual(rows.filter((r) => !r.rendered), []);
+  await context.close();
+});
+
 test('warnings sit in their match row, and the audit is grouped by op and reason with counts', async () => {
   const { page, context } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', fixture('everything.onnx'));
@@ -1465,6 +1688,28 @@ graph = helper.make_graph(nodes, 'tiny_clip', [helper.make_tensor_value_info('x'
     [numpy_helper.from_array(wa, 'wa'), numpy_helper.from_array(wb, 'wb')])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)], ir_version=7)`;
 
+test('side by side under FPQ the converted pane wears each analysed layer\'s fit, as the single converted view does', async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
+  await waitDone(page);
+  await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
+  await waitDone(page);
+  await skipRangeFit(page);
+  await page.waitForSelector('[data-testid="fit-badge"]');
+  const badges = (host) => page.$$eval(`${host} [data-testid="fit-badge"]`, (bs) => Object.fromEntries(bs.map((b) => [b.dataset.node, b.textContent])));
+  const single = await badges('[data-testid="graph"]');
+  const legend = () => page.$$eval('#legend [data-fit]', (ls) => Object.fromEntries(ls.map((l) => [l.dataset.fit, l.textContent])));
+  const singleLegend = await legend();
+  assert.ok(Object.keys(single).length > 0);
+  await sideBySide(page);
+  await page.waitForSelector('[data-testid="graph-converted"] [data-testid="fit-badge"]');
+  assert.deepEqual(await badges('[data-testid="graph-converted"]'), single);
+  assert.deepEqual(await badges('[data-testid="graph"]'), {}, 'the input pane has no fit');
+  assert.deepEqual(await legend(), singleLegend);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('under FPQ a share under the display\'s precision reads "< 0.1 %"; the findings are listed and lead to their nodes, the summary\'s counts to their layers', async () => {
   const model = pythonModel('tiny_clip.onnx', TINY_CLIP);
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
@@ -1615,6 +1860,49 @@ test('the check runs in the page: the fold-only twin agrees, the converted model
 // Served with COOP and COEP (scripts/serve.mjs) the page is cross-origin isolated, and the check
 // worker runs onnxruntime-web on a thread a core: the runtime's threads are workers of its own
 // script. From a host that does not send the headers it runs on one thread, and still checks.
+test('side by side after a layer-by-layer check: each tensor both models compute is coloured by its change as a share of its range, as the check\'s JSON says, in both panes; the properties give the figures', async () => {
+  const { page, context, consoleErrors } = await sampleSideBySide();
+  await runCheckInPage(page, { layerwise: true });
+  await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-distance-step]', { timeout: 60_000 });
+  const { check } = await pageReport(page);
+  const layers = check.converted.layers;
+  assert.ok(layers.length > 0 && layers.every((l) => typeof l.range === 'number'));
+  // The scale's steps, powers of ten of the share (docs/page.md), read from the JSON's own figures.
+  const stepOf = (l) => {
+    const s = l.range > 0 ? l.max_abs / l.range : l.max_abs > 0 ? Infinity : 0;
+    return [1e-3, 1e-2, 1e-1, 1, Infinity].findIndex((below) => s < below);
+  };
+  const legend = await page.$$eval('[data-testid="distance-scale"] .distance-step', (ss) => ss.map((s) => s.dataset.fill));
+  assert.equal(legend.length, 5);
+  const views = { input: api.describe(readFileSync(join(SITE, 'sample.onnx'))), converted: api.describe(cli(join(SITE, 'sample.onnx')).bytes) };
+  const steps = new Set();
+  for (const [view, testid] of [['input', 'graph'], ['converted', 'graph-converted']]) {
+    const shown = await page.$$eval(`[data-testid="${testid}"] [data-testid="graph-node"]`, (gs) => Object.fromEntries(gs.map((g) => [g.dataset.node,
+      { step: g.dataset.distanceStep, fill: g.querySelector('.distance')?.getAttribute('fill') ?? null }])));
+    // The node computing each tensor wears the step of its largest change; every other node none.
+    const want = {};
+    for (const node of views[view].nodes) {
+      const mine = layers.filter((l) => node.outputs.some((o) => o.name === l.tensor));
+      want[node.name] = mine.length ? Math.max(...mine.map(stepOf)) : null;
+    }
+    for (const [name, step] of Object.entries(want)) {
+      assert.equal(shown[name].step === undefined ? null : Number(shown[name].step), step, `${view} ${name}`);
+      assert.equal(shown[name].fill, step === null ? null : legend[step], `${view} ${name}: the legend's colour`);
+      if (step !== null) steps.add(step);
+    }
+    assert.ok(Object.values(want).filter((s) => s !== null).length > 0, view);
+  }
+  assert.ok(steps.size >= 2, `more than one step of the scale shows: ${[...steps]}`);
+  // The properties give the node's figure and its counterparts'.
+  const moved = layers.find((l) => l.match_id && stepOf(l) > 0);
+  await clickNode(page, 'graph-converted', moved.node);
+  const figures = await page.textContent('[data-testid="distance-figures"]');
+  assert.ok(figures.includes(`This node: '${moved.tensor}' moved by up to ${moved.max_abs.toPrecision(2)}`), figures);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('cross-origin isolated, the check runs onnxruntime-web on every core; without the headers, on one thread', async () => {
   const plain = await serve(SITE, 0, { isolated: false });
   try {
@@ -1953,6 +2241,73 @@ test('the page repairs a trained model from picked images and gives the Node API
 // Cross-origin isolated, the repair's fit runs on every core (onnx_lattice_fit_mt, whose pthreads
 // are workers of its own script); from a host without the headers, in the one-thread module. The
 // fit gives the same bits on any number of threads (a Catch2 test): the same layers refitted.
+test('Cancel stops a repair between its layers\' fits and leaves the page usable: nothing repaired, a check then runs', async () => {
+  const { images, page, context, consoleErrors } = await trainedInPage('calibration_png');
+  await page.setInputFiles('[data-testid="data-input"]', images);
+  await page.click('[data-testid="repair"]');
+  // Cancelled while it fits its first layer.
+  await page.waitForFunction(() => /^fitting /.test(document.getElementById('progress-stage').textContent), null, { timeout: 120_000, polling: 50 });
+  const checker = page.workers().find((w) => /check-worker\.js$/.test(w.url()));
+  assert.ok(checker, 'the repair runs in the check\'s worker');
+  const ended = new Promise((resolve) => checker.once('close', resolve));
+  await page.click('[data-testid="check-cancel"]');
+  await page.waitForFunction(() => /cancelled/.test(document.querySelector('[data-testid="status"]').textContent), null, { timeout: 2_000, polling: 50 });
+  // Its worker is ended at once, not after the layers left.
+  await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('the check worker still runs')), 2_000))]);
+  assert.equal(await page.isVisible('[data-testid="progress"]'), false);
+  assert.equal(await page.isVisible('[data-testid="check-cancel"]'), false);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'repair');
+  // Nothing of the repair: the download is the converted model, the report has no repair.
+  const { name } = await downloadFile(page, 'download');
+  assert.equal(name, 'digits.lattice.onnx');
+  const report = await pageReport(page);
+  assert.equal(report.repair, undefined);
+  assert.equal(await page.$$eval('[data-testid="match-row"] .repair-change', (rows) => rows.length), 0);
+  // The page is usable: the controls are back and a check runs to its end.
+  for (const id of ['check', 'repair', 'convert', 'target-select']) assert.equal(await page.isEnabled(`[data-testid="${id}"]`), true, id);
+  await page.click('[data-testid="check"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined, null, { timeout: 120_000, polling: 250 });
+  assert.match(await page.textContent('[data-testid="status"]'), /Checked/);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+test('side by side after a layer-by-layer repair: each tensor shows its change before the repair and after it, as the check\'s JSON says', async () => {
+  const { images, page, context, consoleErrors } = await trainedInPage('calibration_png');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.setInputFiles('[data-testid="data-input"]', images);
+  await page.selectOption('[data-testid="image-scale"]', '0,2');
+  await page.check('[data-testid="check-layerwise"]');
+  await sideBySide(page);
+  await page.click('[data-testid="repair"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="check-result"]').dataset.foldPass !== undefined, null, { timeout: 300_000, polling: 250 });
+  await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-distance-step-before]', { timeout: 60_000 });
+  const { check } = await pageReport(page);
+  const share = (l) => (l.range > 0 ? l.max_abs / l.range : l.max_abs > 0 ? Infinity : 0);
+  const after = new Map(check.converted.layers.map((l) => [l.tensor, l])), before = new Map(check.unrepaired.layers.map((l) => [l.tensor, l]));
+  const shown = await page.$$eval('[data-testid="graph-converted"] [data-distance]', (gs) => gs.map((g) => ({
+    name: g.dataset.node, after: Number(g.dataset.distance), before: g.dataset.distanceBefore === undefined ? null : Number(g.dataset.distanceBefore),
+    strips: [...g.querySelectorAll('.distance')].map((r) => r.getAttribute('fill')), label: g.getAttribute('aria-label'),
+  })));
+  let improved = 0;
+  for (const node of shown) {
+    const layer = check.converted.layers.find((l) => l.node === node.name);
+    if (!layer) continue;
+    assert.equal(node.after, share(after.get(layer.tensor)), node.name);
+    assert.equal(node.before, share(before.get(layer.tensor)), node.name);
+    assert.equal(node.strips.length, 2, `${node.name}: before and after`);
+    assert.match(node.label, /before the repair/);
+    if (node.after < node.before) improved += 1;
+  }
+  assert.ok(improved > 0, 'the repair brought some tensor back');
+  // The properties say both figures.
+  const refitted = shown.find((n) => n.before !== null && n.after < n.before);
+  await clickNode(page, 'graph-converted', refitted.name);
+  assert.match(await page.textContent('[data-testid="distance-figures"]'), /This node: '[^']+' moved by up to [^;]+; before the repair /);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
 test('the page\'s repair fits on every core when cross-origin isolated, on one thread without the headers', async () => {
   const plain = await serve(SITE, 0, { isolated: false });
   try {
