@@ -29,6 +29,8 @@ rm -f "$ROOT/wasm/dist/onnx_lattice_fit.js" "$ROOT/wasm/dist/onnx_lattice_fit.wa
 cp "${threaded_fit[@]/#/$ROOT/build/wasm/}" "$ROOT/wasm/dist/"
 # The FPQ twin, a module of its own too (CMakeLists.txt: onnx_lattice_fpq_wasm).
 cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.wasm" "$ROOT/wasm/dist/"
+# The repair's graph work, a module of its own (CMakeLists.txt: onnx_lattice_repair_wasm).
+cp "$ROOT/build/wasm/onnx_lattice_repair.js" "$ROOT/build/wasm/onnx_lattice_repair.wasm" "$ROOT/wasm/dist/"
 echo '{ "type": "commonjs" }' > "$ROOT/wasm/dist/package.json"
 # The package carries the repository's licence (npm packs only files inside wasm/).
 cp "$ROOT/LICENSE" "$ROOT/wasm/LICENSE"
@@ -42,7 +44,8 @@ cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROO
 cp "${threaded_fit[@]/#/$ROOT/build/wasm/}" "$ROOT/build/wasm/onnx_lattice_fit.js" "$ROOT/build/wasm/onnx_lattice_fit.wasm" \
   "$ROOT/build/web/"
 # Loaded by the page only when a check simulates FPQ.
-cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.wasm" "$ROOT/build/web/"
+cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.wasm" \
+  "$ROOT/build/wasm/onnx_lattice_repair.js" "$ROOT/build/wasm/onnx_lattice_repair.wasm" "$ROOT/build/web/"
 cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
 # The graph view's layout library: its browser build, from node_modules (installed by setup.sh).
 cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"

@@ -23,10 +23,10 @@
 #include "core/option_table.h"
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
-#include "core/repair/set_weights.h"
 #include "core/util/utf8.h"
 #include "wasm/failure.h"
 #include "wasm/js_files.h"
+#include "wasm/js_values.h"
 
 // One Blob of `parts` (an array of Uint8Arrays, Blobs and File slices), timed into
 // `Module.profile` when the caller set it (the page's worker does).
@@ -44,11 +44,6 @@ using emscripten::val;
 using lattice_wasm::copy_in;
 using lattice_wasm::JsFiles;
 
-// An owned Uint8Array: a memory view would be invalidated by the next heap growth.
-val copy_out(std::string_view bytes) {
-  return val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())))
-      .call<val>("slice");
-}
 
 // inputShapes: {NAME: [1, 3, 640, 640]}, each dimension a positive whole number.
 lattice::Status input_shapes(const val& v, lattice::Options& o) {
@@ -177,7 +172,7 @@ lattice::Result<val> parts(const std::vector<lattice::DataSegment>& segments, Js
   uint64_t copied = 0;  // bytes copied out since the parts were last joined
   auto push_copy = [&](std::string_view bytes) {
     written(bytes.size());
-    out.call<void>("push", copy_out(bytes));
+    out.call<void>("push", lattice_wasm::bytes_out(bytes));
     if (blobs && (copied += bytes.size()) >= kBlobBatchBytes) {
       val joined = val::take_ownership(join_blob(out.as_handle()));
       out = val::array();
@@ -331,47 +326,6 @@ val describe(const val& u8, const val& shapes) {
                                              pinned.input_shapes);
   if (!description) return failure(description.error());
   return val(description->dump(false));
-}
-
-// --- repair: the new weights into the model (core/repair/set_weights.h). The fit itself is in
-// its own module (wasm/fit_bindings.cc), which the page loads only when a repair runs.
-
-bool is_object(const val& v) { return !v.isNull() && v.typeOf().as<std::string>() == "object"; }
-
-// A Float32Array's values, copied into the heap in one go.
-lattice::Result<std::vector<float>> floats_in(const val& v, const std::string& what) {
-  if (!v.instanceof(val::global("Float32Array"))) return lattice::options_error("{} must be a Float32Array", what);
-  std::vector<float> out(v["length"].as<size_t>());
-  val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", v);
-  return out;
-}
-
-// `layers`: [{node, weights: Float32Array, bias: Float32Array, throughBatchNorm?: boolean}]. The new
-// model's bytes, or {error}.
-val set_layer_weights(const val& u8, const val& layers) {
-  if (!u8.instanceof(val::global("Uint8Array"))) return failure(lattice::options_error("the model must be a Uint8Array"));
-  if (!val::global("Array").call<bool>("isArray", layers)) {
-    return failure(lattice::options_error("layers must be an array of {{node, weights, bias}}"));
-  }
-  std::vector<lattice::repair::LayerWeights> list;
-  int index = 0;
-  for (const auto& layer : emscripten::vecFromJSArray<val>(layers)) {
-    std::string at = fmt::format("layers[{}]", index++);
-    if (!is_object(layer) || !layer["node"].isString()) {
-      return failure(lattice::options_error("{} must be an object {{node: string, weights, bias}}", at));
-    }
-    auto w = floats_in(layer["weights"], at + ".weights");
-    if (!w) return failure(w.error());
-    auto b = floats_in(layer["bias"], at + ".bias");
-    if (!b) return failure(b.error());
-    const bool through = layer["throughBatchNorm"].isTrue();
-    list.push_back({layer["node"].as<std::string>(), std::move(w).value(), std::move(b).value(), through});
-  }
-  std::string bytes = copy_in(u8);
-  auto out = lattice::repair::set_layer_weights({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, list);
-  if (!out) return failure(out.error());
-  bytes = {};
-  return copy_out(*out);
 }
 
 std::string catalogue() { return lattice::catalogue_json().dump(); }
@@ -537,5 +491,4 @@ EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("version", &version);
   emscripten::function("runCli", &run_cli);
   emscripten::function("convertFile", &convert_file);
-  emscripten::function("setLayerWeights", &set_layer_weights);
 }

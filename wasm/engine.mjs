@@ -12,6 +12,7 @@ export { joinParts };
 const require = createRequire(import.meta.url);
 const factory = require('./dist/onnx_lattice.js');
 const fitFactory = require('./dist/onnx_lattice_fit_mt.js');
+const repairFactory = require('./dist/onnx_lattice_repair.js');
 
 // The emscripten loader of this toolchain fetch()es its .wasm, which Node cannot do for a file
 // path: hand it the bytes instead.
@@ -25,6 +26,13 @@ export async function loadModule() {
 // (onnx_lattice_fit_mt, core/repair/parallel.h): its pthreads are worker threads, made as it loads
 // and waiting for the fit's work between fits; unreferenced, they do not keep the process alive
 // once everything else is done.
+// The repair's graph work (setLayerWeights): a module of its own (wasm/repair_bindings.cc), loaded
+// with the fit module, so that the converter's, which the page loads first, does not carry it.
+export async function loadRepairModule() {
+  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_repair.wasm', import.meta.url));
+  return repairFactory({ wasmBinary, printErr: () => {} });
+}
+
 export async function loadFitModule() {
   const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_fit_mt.wasm', import.meta.url));
   const module = await fitFactory({ wasmBinary, printErr: () => {} });
@@ -118,12 +126,14 @@ function onlyIn(table, shells, notIn) {
 const unknownOption = (key) => `unknown option '${key}'`;
 
 // `host`: the file system convertFile works on (fs_host.mjs; the worker's adds cancellation).
-// `fit: false` leaves the fit module (and its threads) out, for an engine only read for its tables.
+// `fit: false` leaves the repair's modules (the fit, with its threads, and the weights' writing) out,
+// for an engine only read for its tables.
 export async function createEngine({ host = fsHost, fit = true } = {}) {
   const module = await loadModule();
-  const fitModule = fit ? await loadFitModule() : null;
+  const [fitModule, repairModule] = fit ? await Promise.all([loadFitModule(), loadRepairModule()]) : [null, null];
   const state = { broken: null };
   const fitState = { broken: null };
+  const repairState = { broken: null };
   const optionTable = module.options();
   const memoryOnly = onlyIn(JSON.parse(optionTable), ['convert'], ['convertFile']);
   const pageOnly = onlyIn(JSON.parse(optionTable), ['page'], ['convert', 'convertFile']);
@@ -187,7 +197,7 @@ export async function createEngine({ host = fsHost, fit = true } = {}) {
     },
     setLayerWeights: (bytes, layers) => {
       const input = toBytes(bytes);
-      const result = guard(state, () => module.setLayerWeights(input, layers));
+      const result = guard(repairState, () => repairModule.setLayerWeights(input, layers));
       if (!(result instanceof Uint8Array)) throw thrown(result);
       return result;
     },

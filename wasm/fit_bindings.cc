@@ -14,25 +14,20 @@
 #include "core/repair/fit_layer.h"
 #include "core/util/utf8.h"
 #include "wasm/failure.h"
+#include "wasm/js_values.h"
 
 namespace {
 
 using emscripten::val;
 
 using lattice_wasm::failure;
+using lattice_wasm::floats_in;
+using lattice_wasm::is_object;
 
-bool is_object(const val& v) { return !v.isNull() && v.typeOf().as<std::string>() == "object"; }
 std::vector<std::string> keys_of(const val& v) {
   return emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", v));
 }
 
-// A Float32Array's values, copied into the heap in one go.
-lattice::Result<std::vector<float>> floats_in(const val& v, const std::string& what) {
-  if (!v.instanceof(val::global("Float32Array"))) return lattice::options_error("{} must be a Float32Array", what);
-  std::vector<float> out(v["length"].as<size_t>());
-  val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", v);
-  return out;
-}
 
 // An owned Float32Array (not a view of the heap, which the next growth would invalidate).
 val floats_out(const std::vector<float>& values) {

@@ -1,11 +1,11 @@
 // The repair's and the FPQ twin's calls into the converter (loaded by the conversion worker on the
 // first repair or twin): the check's worker, which runs onnxruntime, asks on a port of its own;
-// fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), fpqTwin the FPQ twin's
-// (onnx_lattice_fpq, loaded on the first twin); the converter's own calls (setLayerWeights, and
-// settleFixedPoint under FPQ) are handed in by the worker. {id, call, args} in, {id, result} or
-// {id, error} out.
-/* global OnnxLatticeFit, OnnxLatticeFitMt, OnnxLatticeFpq, importScripts */
-let fitModule = null, fpqModule = null;
+// fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), setLayerWeights the repair's
+// (onnx_lattice_repair, loaded with the fit), fpqTwin the FPQ twin's (onnx_lattice_fpq, loaded on
+// the first twin); the converter's own calls (settleFixedPoint under FPQ, describeAt) are handed in
+// by the worker. {id, call, args} in, {id, result} or {id, error} out.
+/* global OnnxLatticeFit, OnnxLatticeFitMt, OnnxLatticeFpq, OnnxLatticeRepair, importScripts */
+let fitModule = null, fpqModule = null, repairModule = null;
 const load = (script, factory, settings = {}) => {
   const loading = new Promise((resolve) => {
     importScripts(script);
@@ -24,15 +24,20 @@ const fitLoaded = () => (fitModule ??= threaded
     { mainScriptUrlOrBlob: new URL('onnx_lattice_fit_mt.js', self.location.href).href })
   : load('onnx_lattice_fit.js', () => OnnxLatticeFit));
 const fpqLoaded = () => (fpqModule ??= load('onnx_lattice_fpq.js', () => OnnxLatticeFpq));
+const repairLoaded = () => (repairModule ??= load('onnx_lattice_repair.js', () => OnnxLatticeRepair));
 self.serveRepair = (port, converter, { repair = false } = {}) => {
   // A repair's fit module starts loading at once, while the check's worker starts onnxruntime on
   // the other core: the first fit then finds it loaded.
-  if (repair) fitLoaded();
+  if (repair) {
+    fitLoaded();
+    repairLoaded();
+  }
   port.onmessage = async ({ data: { id, call, args } }) => {
     try {
       let result;
       if (call === 'fitLayer') result = (await fitLoaded()).fitLayer(...args);
       else if (call === 'fpqTwin') result = (await fpqLoaded()).fpqTwin(...args);
+      else if (call === 'setLayerWeights') result = (await repairLoaded()).setLayerWeights(...args);
       else if (Object.hasOwn(converter, call)) result = await converter[call](...args);
       else throw new Error(`no call '${call}' on the converter's port`);
       if (result?.error !== undefined) throw new Error(result.error);

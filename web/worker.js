@@ -137,7 +137,6 @@ async function handle(data, received) {
       // Loaded on the first repair or FPQ twin: none of it weighs on the page's first load.
       if (!self.serveRepair) importScripts('repair-server.js');
       return self.serveRepair(data.port, {
-        setLayerWeights: (...args) => guarded(() => module.setLayerWeights(...args)),
         settleFixedPoint,
         describeAt,
       }, { repair: data.repair });

@@ -1,0 +1,34 @@
+#pragma once
+// JS values into and out of a module's heap, one copy each way (TypedArray.set and slice, never
+// element by element), shared by every module's bindings.
+#include <emscripten/val.h>
+
+#include <string>
+#include <vector>
+
+#include "core/util/result.h"
+
+namespace lattice_wasm {
+
+inline bool is_object(const emscripten::val& v) {
+  return !v.isNull() && v.typeOf().as<std::string>() == "object";
+}
+
+// A Float32Array's values, copied into the heap in one go.
+inline lattice::Result<std::vector<float>> floats_in(const emscripten::val& v, const std::string& what) {
+  if (!v.instanceof(emscripten::val::global("Float32Array"))) {
+    return lattice::options_error("{} must be a Float32Array", what);
+  }
+  std::vector<float> out(v["length"].as<size_t>());
+  emscripten::val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", v);
+  return out;
+}
+
+// An owned Uint8Array: a view of the heap would be invalidated by its next growth.
+inline emscripten::val bytes_out(std::string_view bytes) {
+  return emscripten::val(
+             emscripten::typed_memory_view(bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data())))
+      .call<emscripten::val>("slice");
+}
+
+}  // namespace lattice_wasm
