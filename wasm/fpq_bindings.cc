@@ -12,6 +12,7 @@
 #include "core/onnx/model_io.h"
 #include "core/util/utf8.h"
 #include "wasm/failure.h"
+#include "wasm/js_values.h"
 
 namespace {
 
@@ -22,10 +23,9 @@ using lattice_wasm::failure;
 // fpqTwin(model: Uint8Array) -> {model: Uint8Array, twin: JSON text} or {error, code}.
 val fpq_twin(const val& bytes) {
   if (!bytes.instanceof(val::global("Uint8Array"))) return failure(lattice::options_error("the model must be a Uint8Array"));
-  std::vector<uint8_t> in(bytes["length"].as<size_t>());
-  val(emscripten::typed_memory_view(in.size(), in.data())).call<void>("set", bytes);
+  std::string in = lattice_wasm::copy_in(bytes);
   if (auto size = lattice::check_model_size(in.size()); !size) return failure(size.error());
-  auto model = lattice::parse_model(in);
+  auto model = lattice::parse_model({reinterpret_cast<const uint8_t*>(in.data()), in.size()});
   if (!model) return failure(model.error());
   in = {};
   auto twin = lattice::fixed_point::build_fpq_twin(*model);
@@ -33,9 +33,7 @@ val fpq_twin(const val& bytes) {
   auto out = lattice::serialize_model(twin->model);
   if (!out) return failure(out.error());
   val result = val::object();
-  // An owned copy: a view of the heap would be invalidated by its next growth.
-  result.set("model", val(emscripten::typed_memory_view(out->size(), reinterpret_cast<const uint8_t*>(out->data())))
-                          .call<val>("slice"));
+  result.set("model", lattice_wasm::bytes_out(*out));
   result.set("twin", twin->to_json().dump(false));
   return result;
 }

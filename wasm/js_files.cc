@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "wasm/js_values.h"
+
 // A Blob (a slice of a File) read synchronously (FileReaderSync, which a worker has), as {bytes}
 // or {error}: a JS exception must not unwind through wasm frames built without C++ exceptions.
 // When the caller set `Module.profile` (the page's worker does), the reads are counted there.
@@ -38,12 +40,6 @@ EM_JS(emscripten::EM_VAL, held_bytes, (emscripten::EM_VAL held, emscripten::EM_V
 });
 
 namespace lattice_wasm {
-
-std::string copy_in(const val& u8) {
-  std::string bytes(u8["length"].as<size_t>(), '\0');
-  val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<uint8_t*>(bytes.data()))).call<void>("set", u8);
-  return bytes;
-}
 
 lattice::Result<uint64_t> JsFiles::size(const std::string& location) {
   auto file = lookup(location);

@@ -10,9 +10,6 @@ namespace lattice_wasm {
 
 using emscripten::val;
 
-// One copy from the JS heap into wasm memory (TypedArray.set, not element by element).
-std::string copy_in(const val& u8);
-
 // The model (kInputLocation) and its data files, which `resolve(location)` (never throws) returns
 // or gives null for, never copied into the heap whole. A file is bytes in JS memory (a Uint8Array)
 // or a Blob -- the page's File, read in ranges where it lies. Only the ranges the core asks for

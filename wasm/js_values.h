@@ -3,12 +3,22 @@
 // element by element), shared by every module's bindings.
 #include <emscripten/val.h>
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/util/result.h"
 
 namespace lattice_wasm {
+
+// One copy from the JS heap into wasm memory: a Uint8Array's bytes.
+inline std::string copy_in(const emscripten::val& u8) {
+  std::string bytes(u8["length"].as<size_t>(), '\0');
+  emscripten::val(emscripten::typed_memory_view(bytes.size(), reinterpret_cast<uint8_t*>(bytes.data())))
+      .call<void>("set", u8);
+  return bytes;
+}
 
 inline bool is_object(const emscripten::val& v) {
   return !v.isNull() && v.typeOf().as<std::string>() == "object";

@@ -39,9 +39,8 @@ val set_layer_weights(const val& u8, const val& layers) {
     const bool through = layer["throughBatchNorm"].isTrue();
     list.push_back({layer["node"].as<std::string>(), std::move(w).value(), std::move(b).value(), through});
   }
-  std::vector<uint8_t> bytes(u8["length"].as<size_t>());
-  val(emscripten::typed_memory_view(bytes.size(), bytes.data())).call<void>("set", u8);
-  auto out = lattice::repair::set_layer_weights(bytes, list);
+  std::string bytes = lattice_wasm::copy_in(u8);
+  auto out = lattice::repair::set_layer_weights({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, list);
   if (!out) return failure(out.error());
   bytes = {};
   return lattice_wasm::bytes_out(*out);

@@ -17,8 +17,8 @@ std::vector<uint8_t> bytes_of(std::string_view s) { return {s.begin(), s.end()};
 
 // A ZIP local file header whose first entry is `name`.
 std::vector<uint8_t> zip_with(const std::string& name) {
-  std::vector<uint8_t> z{'P', 'K', 3, 4};
-  z.resize(30, 0);
+  std::vector<uint8_t> z(30, 0);
+  z[0] = 'P', z[1] = 'K', z[2] = 3, z[3] = 4;
   z[26] = static_cast<uint8_t>(name.size());
   z.insert(z.end(), name.begin(), name.end());
   return z;
@@ -44,10 +44,11 @@ TEST_CASE("the formats a model is mistaken for are named by their first bytes", 
         "a Git LFS pointer, not the file it points to (fetch it with git lfs pull)");
   CHECK(file_kind(bytes_of("\n  <!DOCTYPE html><html><head><title>404 Not Found</title></head><body>x</body></html>")).value_or("") ==
         "text, beginning “<!DOCTYPE html><html><head><title>404 Not Found</title></hea…”");
-  // UTF-8 cut by the 512 bytes read is still text; a line of ü's is cut between characters.
-  std::string umlauts;
-  for (int i = 0; i < 300; ++i) umlauts += "ü";
-  CHECK(file_kind(bytes_of(umlauts)) == "text, beginning “" + umlauts.substr(0, 60) + "…”");
+  // UTF-8 cut by the 512 bytes read is still text ("a" and then ü's: byte 512 is the second of
+  // an ü), and the line shown is cut between characters (at 59 bytes, not inside the 30th ü).
+  std::string text = "a";
+  for (int i = 0; i < 300; ++i) text += "ü";
+  CHECK(file_kind(bytes_of(text)) == "text, beginning “" + text.substr(0, 59) + "…”");
   // A model's first bytes are a field tag and a control byte: nothing is named, and an empty
   // file neither.
   CHECK_FALSE(file_kind(bytes_of(test::tiny_model().SerializeAsString())).has_value());
