@@ -17,13 +17,14 @@ async function fpqModule() {
   return loaded;
 }
 
-// fpqTwin(model bytes) -> {model: the twin's bytes, twin: what it holds in which representation
-// and what it leaves in float}. A model the twin cannot be made of rejects with its code
-// (ERR_ONNX_LATTICE_MODEL: unreadable bytes, an opset below 11).
-export async function fpqTwin(bytes) {
+// fpqTwin(model bytes, {valuesOnly}) -> {model: the twin's bytes, twin: what it holds in which
+// representation and what it leaves in float}; with valuesOnly, {twin} alone (any opset). A model
+// the twin cannot be made of rejects with its code (ERR_ONNX_LATTICE_MODEL: unreadable bytes, an
+// opset below 11 for the model).
+export async function fpqTwin(bytes, { valuesOnly = false } = {}) {
   const input = toBytes(bytes);
   const module = await fpqModule();
-  const result = guard(state, () => module.fpqTwin(input));
+  const result = guard(state, () => module.fpqTwin(input, valuesOnly));
   if (result.error !== undefined) throw codedError(result.error, result.code);
-  return { model: result.model, twin: JSON.parse(result.twin) };
+  return { ...(valuesOnly ? {} : { model: result.model }), twin: JSON.parse(result.twin) };
 }

@@ -20,20 +20,24 @@ using emscripten::val;
 
 using lattice_wasm::failure;
 
-// fpqTwin(model: Uint8Array) -> {model: Uint8Array, twin: JSON text} or {error, code}.
-val fpq_twin(const val& bytes) {
+// fpqTwin(model: Uint8Array, valuesOnly: boolean) -> {model: Uint8Array, twin: JSON text} or
+// {error, code}; with valuesOnly, {twin} alone, for a model of any opset.
+val fpq_twin(const val& bytes, bool values_only) {
   if (!bytes.instanceof(val::global("Uint8Array"))) return failure(lattice::options_error("the model must be a Uint8Array"));
   std::string in = lattice_wasm::copy_in(bytes);
   if (auto size = lattice::check_model_size(in.size()); !size) return failure(size.error());
   auto model = lattice::parse_model({reinterpret_cast<const uint8_t*>(in.data()), in.size()});
   if (!model) return failure(model.error());
   in = {};
-  auto twin = lattice::fixed_point::build_fpq_twin(*model);
+  using lattice::fixed_point::TwinScope;
+  auto twin = lattice::fixed_point::build_fpq_twin(*model, values_only ? TwinScope::values : TwinScope::model);
   if (!twin) return failure(twin.error());
-  auto out = lattice::serialize_model(twin->model);
-  if (!out) return failure(out.error());
   val result = val::object();
-  result.set("model", lattice_wasm::bytes_out(*out));
+  if (!values_only) {
+    auto out = lattice::serialize_model(twin->model);
+    if (!out) return failure(out.error());
+    result.set("model", lattice_wasm::bytes_out(*out));
+  }
   result.set("twin", twin->to_json().dump(false));
   return result;
 }

@@ -109,7 +109,7 @@ function overallClipped(activations) {
 }
 
 // Fits `model` ({bytes, externalData, description}) to FPQ's ranges on `samples`. `engine`:
-// {fpqTwin(bytes), settle(bytes, options) -> {bytes, report, description}} (a conversion by the
+// {fpqTwin(bytes, {valuesOnly}), settle(bytes, options) -> {bytes, report, description}} (a conversion by the
 // converter's module). `conversion`: the report of the conversion that made the model (its
 // skipped match ids and input sizes carry over). Returns {bytes, description, report}.
 export async function fitRanges(runtime, engine, model, conversion, samples, onProgress = () => {}) {
@@ -124,7 +124,8 @@ export async function fitRanges(runtime, engine, model, conversion, samples, onP
   const after = { ...model, bytes: fitted.bytes, description: fitted.description };
   const clips = chosenClips(measured, await channelTops(runtime, after, batches, rangeTensors(after.description).filter((t) => measured.histograms[t.name])));
   onProgress('the activations in FPQ, before and after', 0.6);
-  const representations = (await engine.fpqTwin(after.bytes)).twin.activations;
+  // The twin's values alone: which representation holds each activation, at any opset.
+  const representations = (await engine.fpqTwin(after.bytes, { valuesOnly: true })).twin.activations;
   const [before_, after_] = [await activationFit(runtime, model, batches, representations), await activationFit(runtime, after, batches, representations)];
   const activations = before_.map((b, i) => ({
     tensor: b.tensor, role: b.role, representation: b.representation,

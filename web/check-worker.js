@@ -61,10 +61,11 @@ function converterOn(port) {
     // call here): a copy, as the fit goes on with the model before it; the fitted model is
     // described, as it runs next.
     settle: (bytes, options) => rpc('settleFixedPoint', [bytes, { ...options, describe: true }]),
-    // The twin's bytes and what it holds, read as the Node module gives it (fpq.mjs).
-    fpqTwin: async (bytes) => {
-      const made = await rpc('fpqTwin', [bytes]);
-      return { model: made.model, twin: JSON.parse(made.twin) };
+    // The twin's bytes and what it holds (with valuesOnly, what it holds alone), read as the Node
+    // module gives it (fpq.mjs).
+    fpqTwin: async (bytes, { valuesOnly = false } = {}) => {
+      const made = await rpc('fpqTwin', [bytes, valuesOnly]);
+      return { ...(valuesOnly ? {} : { model: made.model }), twin: JSON.parse(made.twin) };
     },
   };
 }

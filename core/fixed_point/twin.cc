@@ -341,10 +341,10 @@ class TwinBuilder {
 
 }  // namespace
 
-Result<FpqTwin> build_fpq_twin(const onnx::ModelProto& converted) {
+Result<FpqTwin> build_fpq_twin(const onnx::ModelProto& converted, TwinScope scope) {
   FpqTwin twin;
   twin.opset = default_opset(converted);
-  if (twin.opset < 11) {
+  if (twin.opset < 11 && scope == TwinScope::model) {
     return error("the FPQ twin needs opset 11 or later (Round, and Clip with its bounds as inputs); the model imports "
                  "opset {}",
                  twin.opset);
@@ -352,6 +352,7 @@ Result<FpqTwin> build_fpq_twin(const onnx::ModelProto& converted) {
   twin.model = converted;
   TwinBuilder builder(converted, twin);
   if (auto s = builder.build(); !s) return s.error();
+  if (scope == TwinScope::values) twin.model.Clear();
   return twin;
 }
 

@@ -67,9 +67,15 @@ struct FpqTwin {
   Json to_json() const;
 };
 
-// The twin of `converted`. Refused (kModel) below opset 11, where Round and Clip's bounds as
-// inputs do not exist. Tensors kept in external data files stay references to them; a
-// BatchNormalization whose parameters are among them is left in float and said so.
-Result<FpqTwin> build_fpq_twin(const onnx::ModelProto& converted);
+// What build_fpq_twin gives: the twin model with its values, or the values alone (which tensor
+// FPQ holds in which representation: what the range fit's report measures on data), which need
+// no operator of any opset and so are given for every model.
+enum class TwinScope { model, values };
+
+// The twin of `converted`. The model is refused (kModel) below opset 11, where Round and Clip's
+// bounds as inputs do not exist; with TwinScope::values, `model` is left empty. Tensors kept in
+// external data files stay references to them; a BatchNormalization whose parameters are among
+// them is left in float and said so.
+Result<FpqTwin> build_fpq_twin(const onnx::ModelProto& converted, TwinScope scope = TwinScope::model);
 
 }  // namespace lattice::fixed_point

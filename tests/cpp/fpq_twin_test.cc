@@ -139,10 +139,21 @@ TEST_CASE("FPQ twin: from opset 21 the 16-bit representations are int16 Quantize
   CHECK_THAT(twin->to_json().dump(false), Contains("\"signed 5.10\":\"QuantizeLinear/DequantizeLinear (int16)\""));
 }
 
-TEST_CASE("FPQ twin: below opset 11 it is refused, naming the opset") {
+TEST_CASE("FPQ twin: below opset 11 the model is refused, naming the opset; what it holds is given") {
   auto twin = build_fpq_twin(cnn(10));
   REQUIRE_FALSE(twin.ok());
   CHECK_THAT(twin.error().message, Contains("opset 11 or later") && Contains("opset 10"));
+  // What is held in which representation needs no operator: given at any opset, without a model.
+  auto values = build_fpq_twin(cnn(10), TwinScope::values);
+  REQUIRE(values.ok());
+  CHECK(values->model.graph().node_size() == 0);
+  CHECK(value_of(*values, "c", "output").representation == "signed 5.10");
+  auto at13 = build_fpq_twin(cnn(13), TwinScope::values);
+  REQUIRE(values->values.size() == at13->values.size());
+  for (size_t i = 0; i < values->values.size(); ++i) {
+    CHECK(values->values[i].tensor == at13->values[i].tensor);
+    CHECK(values->values[i].representation == at13->values[i].representation);
+  }
 }
 
 TEST_CASE("FPQ twin: dense layers, GEMMs and ops the table does not cover") {

@@ -91,6 +91,21 @@ test('range fit: exact in float under onnxruntime on plain, depthwise and groupe
   }
 });
 
+// Below opset 11 the twin's model cannot be written (no Round, no Clip with its bounds as inputs),
+// but what FPQ holds in which representation can: the fit measures its activations all the same,
+// and the check's own twin comparison is the one that says the opset is too old.
+test('range fit below opset 11: fitted and measured, the twin refused only where it is asked for', async () => {
+  const model = fixture('conv_bn_opset7.onnx');
+  const out = join(dir, 'opset7.onnx'), report = join(dir, 'opset7.json');
+  const fitted = CLIS.node(['convert', model, '-o', out, '--report', report, '--fixed-point', 'fpq', '--check']);
+  assert.equal(fitted.status, 0, fitted.stderr + fitted.stdout);
+  const fit = JSON.parse(readFileSync(report, 'utf8')).range_fit;
+  assert.equal(fit.float_check.pass, true);
+  assert.deepEqual(fit.activations.map((a) => a.representation), ['unsigned 1.7', 'signed 5.10', 'signed 5.10', 'unsigned 1.7', 'unsigned 1.7']);
+  const simulated = CLIS.node(['convert', model, '-o', join(dir, 'opset7_twin.onnx'), '--fixed-point', 'fpq', '--check', '--simulate', 'fpq']);
+  assert.match(simulated.stdout + simulated.stderr, /the FPQ twin needs opset 11 or later .* opset 7/);
+});
+
 // Models the fit was not developed on (make_fpq_trained.py): a YOLO-style SPPF block, whose pools
 // and Concat the scales move through, and residual blocks, whose Adds join every BatchNormalization
 // of a stream under one scale; each as exported with BatchNorm kept and folded.
