@@ -66,27 +66,6 @@ lattice::Status input_shapes(const val& v, lattice::Options& o) {
   return lattice::ok_status();
 }
 
-// {tensor: [per channel, ...]}: FPQ's range fit's measured ranges or clips (wasm/range_fit.mjs),
-// the option `key`, into `into`.
-lattice::Status channel_values(const val& v, std::string_view key, std::map<std::string, std::vector<double>>& into) {
-  if (v.typeOf().as<std::string>() != "object" || v.isNull()) {
-    return lattice::options_error("options.{} must be an object of arrays of numbers", key);
-  }
-  for (const auto& name : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", v))) {
-    val list = v[name];
-    if (!val::global("Array").call<bool>("isArray", list)) {
-      return lattice::options_error("options.{}['{}'] must be an array of numbers", key, name);
-    }
-    std::vector<double> values;
-    for (const auto& item : emscripten::vecFromJSArray<val>(list)) {
-      if (!item.isNumber()) return lattice::options_error("options.{}['{}'] must be an array of numbers", key, name);
-      values.push_back(item.as<double>());
-    }
-    into[name] = std::move(values);
-  }
-  return lattice::ok_status();
-}
-
 // Options as the JS caller wrote them, each key read by its row of the option table
 // (core/option_table.h) for a call of `shell`, and into `call` how the call is made
 // ({ignoreUnknownSkips, describe}; resolver, dataFile, outputStem, held and onConverted are read
@@ -140,8 +119,8 @@ lattice::Result<lattice::Options> options_from(const val& opts, lattice::Convert
       case OptionId::kSkip: status = list(o.skip); break;
       case OptionId::kSkipMatches: status = list(o.skip_matches); break;
       case OptionId::kInputShapes: status = input_shapes(v, o); break;
-      case OptionId::kChannelRanges: status = channel_values(v, "channelRanges", o.channel_ranges); break;
-      case OptionId::kChannelClips: status = channel_values(v, "channelClips", o.channel_clips); break;
+      case OptionId::kChannelRanges: status = lattice_wasm::channel_values(v, "options.channelRanges", o.channel_ranges); break;
+      case OptionId::kChannelClips: status = lattice_wasm::channel_values(v, "options.channelClips", o.channel_clips); break;
       // read by convert: resolver, dataFile, outputStem, held (ranges the page's worker read
       // ahead), onConverted
       default: break;

@@ -161,7 +161,7 @@ try {
     // Under FPQ the repaired model goes through the scheme's exact rewrites again (repair.mjs).
     const settleFixedPoint = (bytes, settle) => {
       const settled = modelFrom(module, { bytes }, 'repaired', settle);
-      return { bytes: settled.bytes, report: settled.report };
+      return { bytes: settled.bytes, report: settled.report, description: settled.description };
     };
     // A dynamic model described at the samples' sizes (repair.mjs, atSampleSizes).
     const describeAt = (bytes, shapes) => {

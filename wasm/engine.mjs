@@ -201,6 +201,14 @@ export async function createEngine({ host = fsHost, fit = true } = {}) {
       if (!(result instanceof Uint8Array)) throw thrown(result);
       return result;
     },
+    // Under FPQ, how large a layer's new weights may be for the range fit to scale its input
+    // (core/repair/weight_bounds.h): {tensors, bounds?}.
+    fpqWeightBounds: (bytes, node, ranges, clips) => {
+      const input = toBytes(bytes);
+      const result = guard(repairState, () => repairModule.fpqWeightBounds(input, node, ranges, clips));
+      if (result.error !== undefined) throw thrown(result);
+      return result;
+    },
     patterns: () => JSON.parse(module.catalogue()),
     options: () => JSON.parse(optionTable),
     hardware: () => JSON.parse(module.hardware()),

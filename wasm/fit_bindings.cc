@@ -22,6 +22,7 @@ using emscripten::val;
 
 using lattice_wasm::failure;
 using lattice_wasm::floats_in;
+using lattice_wasm::floats_out;
 using lattice_wasm::is_object;
 
 std::vector<std::string> keys_of(const val& v) {
@@ -29,10 +30,6 @@ std::vector<std::string> keys_of(const val& v) {
 }
 
 
-// An owned Float32Array (not a view of the heap, which the next growth would invalidate).
-val floats_out(const std::vector<float>& values) {
-  return val(emscripten::typed_memory_view(values.size(), values.data())).call<val>("slice");
-}
 
 lattice::Result<std::vector<int64_t>> ints_in(const val& v, const std::string& what) {
   if (!val::global("Array").call<bool>("isArray", v)) return lattice::options_error("{} must be an array of whole numbers", what);
@@ -106,10 +103,10 @@ lattice::Status attributes_in(const val& a, lattice::repair::LayerSpec& spec) {
 }
 
 // What fitLayer and fitBytes share: op, attributes, weightShape, input, target, maxRows (and for
-// fitLayer current, ridge, seed); `with_data` reads the Float32Arrays too.
+// fitLayer current, ridge, seed, rectified, weightBounds); `with_data` reads the Float32Arrays too.
 struct FitIn {
   lattice::repair::FitRequest request;
-  std::vector<float> input, target, weights, bias;
+  std::vector<float> input, target, weights, bias, bounds;
 };
 
 lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
@@ -117,11 +114,12 @@ lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
   auto& r = in.request;
   if (!is_object(spec)) return lattice::options_error("the spec must be an object");
   const std::vector<std::string> known = {"op",      "attributes", "weightShape", "input",    "target",
-                                         "current", "ridge",      "maxRows",     "seed",     "rectified"};
+                                         "current", "ridge",      "maxRows",     "seed",     "rectified",
+                                         "weightBounds"};
   for (const auto& key : keys_of(spec)) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       return lattice::options_error("unknown field 'spec.{}' (known: op, attributes, weightShape, input, target, current, ridge, "
-                                    "maxRows, seed, rectified)", key);
+                                    "maxRows, seed, rectified, weightBounds)", key);
     }
   }
   if (!spec["op"].isString()) return lattice::options_error("spec.op must be 'Conv' or 'Gemm'");
@@ -164,6 +162,11 @@ lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
     }
     r.seed = static_cast<uint64_t>(v.as<double>());
   }
+  if (val b = spec["weightBounds"]; !b.isUndefined()) {
+    auto bounds = floats_in(b, "spec.weightBounds");
+    if (!bounds) return bounds.error();
+    in.bounds = std::move(bounds).value();
+  }
   if (val c = spec["current"]; !c.isUndefined()) {
     if (!is_object(c)) return lattice::options_error("spec.current must be an object {{weights: Float32Array, bias?}}");
     auto w = floats_in(c["weights"], "spec.current.weights");
@@ -189,6 +192,7 @@ val fit_layer(const val& spec) {
     r.current_weights = std::span<const float>(in->weights);
     if (!spec["current"]["bias"].isUndefined()) r.current_bias = std::span<const float>(in->bias);
   }
+  if (!spec["weightBounds"].isUndefined()) r.weight_bounds = std::span<const float>(in->bounds);
   auto fit = lattice::repair::fit_layer(r);
   if (!fit) return failure(fit.error());
   val out = val::object();
@@ -205,7 +209,7 @@ val fit_bytes(const val& spec) {
   auto in = fit_in(spec, false);
   if (!in) return failure(in.error());
   const auto& r = in->request;
-  auto bytes = lattice::repair::fit_bytes(r.spec, r.input_dims, r.target_dims, r.max_rows);
+  auto bytes = lattice::repair::fit_bytes(r.spec, r.input_dims, r.target_dims, r.max_rows, !spec["weightBounds"].isUndefined());
   if (!bytes) return failure(bytes.error());
   return val(static_cast<double>(*bytes));
 }

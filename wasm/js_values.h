@@ -4,6 +4,7 @@
 #include <emscripten/val.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,31 @@ inline lattice::Result<std::vector<float>> floats_in(const emscripten::val& v, c
   std::vector<float> out(v["length"].as<size_t>());
   emscripten::val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", v);
   return out;
+}
+
+// {tensor: [per channel, ...]}: FPQ's range fit's measured ranges or clips (wasm/range_fit.mjs),
+// `what` named in the errors, into `into`.
+inline lattice::Status channel_values(const emscripten::val& v, std::string_view what,
+                                      std::map<std::string, std::vector<double>>& into) {
+  if (!is_object(v)) return lattice::options_error("{} must be an object of arrays of numbers", what);
+  for (const auto& name : emscripten::vecFromJSArray<std::string>(emscripten::val::global("Object").call<emscripten::val>("keys", v))) {
+    emscripten::val list = v[name];
+    if (!emscripten::val::global("Array").call<bool>("isArray", list)) {
+      return lattice::options_error("{}['{}'] must be an array of numbers", what, name);
+    }
+    std::vector<double> values;
+    for (const auto& item : emscripten::vecFromJSArray<emscripten::val>(list)) {
+      if (!item.isNumber()) return lattice::options_error("{}['{}'] must be an array of numbers", what, name);
+      values.push_back(item.as<double>());
+    }
+    into[name] = std::move(values);
+  }
+  return lattice::ok_status();
+}
+
+// An owned Float32Array (not a view of the heap, which the next growth would invalidate).
+inline emscripten::val floats_out(const std::vector<float>& values) {
+  return emscripten::val(emscripten::typed_memory_view(values.size(), values.data())).call<emscripten::val>("slice");
 }
 
 // An owned Uint8Array: a view of the heap would be invalidated by its next growth.

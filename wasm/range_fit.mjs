@@ -57,9 +57,9 @@ async function channelTops(runtime, model, batches, tensors) {
 // The ranges the pattern fits to, per channel: the largest value of each activation FPQ holds in
 // unsigned 1.7 and the largest |value| of the signed ones; and for the activations, where no scale
 // fits, their MSE-optimal clip on the samples (fpq_clip.mjs; a second run fills the histograms
-// over the first's largest values). Returns {ranges, clips, histograms}.
-export async function measureChannelRanges(runtime, model, batches) {
-  const tensors = rangeTensors(model.description);
+// over the first's largest values). Of every such tensor, or of `tensors` ({name, of} as
+// rangeTensors gives them). Returns {ranges, clips, histograms}.
+export async function measureChannelRanges(runtime, model, batches, tensors = rangeTensors(model.description)) {
   const tops = await channelTops(runtime, model, batches, tensors);
   const activations = tensors.filter((t) => t.of === 'top' && tops[t.name]);
   const histograms = Object.fromEntries(activations.map((t) => [t.name, channelHistograms(tops[t.name])]));

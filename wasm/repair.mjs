@@ -9,6 +9,7 @@
 // check.mjs: it imports only check.mjs and submodel.mjs and is handed the runtime and the
 // converter's module.
 import { CHECK_OPTIONS_ERROR, feedBatches, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
+import { measureChannelRanges, rangeTensors } from './range_fit.mjs';
 import { indexModel, partNodes, submodel } from './submodel.mjs';
 
 // refitAbove: a layer no Lattice rewrite changed (its weights the original's, folded or not) is
@@ -387,6 +388,26 @@ async function atSampleSizes(module, model, feeds) {
   }
 }
 
+// Under FPQ, a layer whose rows no BatchNormalization of its own rescales (a dense head) is fitted
+// within the weights the range fit can then scale its input for, up to its values' MSE-optimal
+// clip: the core names the values whose ranges decide that, they are measured on the model as
+// repaired so far (the range fit's way, range_fit.mjs), and the core gives a bound per weight
+// (core/repair/weight_bounds.h). Null for a layer that is not bounded. Without it the refit head's
+// weights left the range fit to clip its activations far beyond their optimal clip (on the
+// residual CNN, channels 4 bits short of range).
+// The bounds are read on the model as the range fit will see it: after the scheme's exact
+// rewrites, whose new BatchNormalizations (a refit conv's bias moved into one) own parameters that
+// the exporter's may share, and so start groups the fit can scale.
+async function fpqWeightBounds(runtime, module, model, conversion, batches, node) {
+  // A copy: the page's worker takes over the bytes it is handed.
+  const settled = await module.settleFixedPoint(model.bytes.slice(), { ...twinOptions(conversion), describe: true });
+  const asked = await module.fpqWeightBounds(settled.bytes, node, {}, {});
+  if (!asked.bounds) return null;
+  const reads = new Set(asked.tensors);
+  const measured = await measureChannelRanges(runtime, { ...model, ...settled }, batches, rangeTensors(settled.description).filter((t) => reads.has(t.name)));
+  return (await module.fpqWeightBounds(settled.bytes, node, measured.ranges, measured.clips)).bounds;
+}
+
 // Refits the converted model's layers on `samples` ({feeds, samples, source, preprocessing?}).
 // `original` and `converted`: {bytes, externalData, description}; `module`: the converter's
 // (fitLayer, setLayerWeights; either may return a promise: the page's are calls to the worker that
@@ -407,6 +428,7 @@ export async function repairModel(runtime, module, original, converted, conversi
       `(at most ${ACTIVATION_BUDGET_BYTES / 2 ** 20} MiB): give fewer samples`);
   }
   const timing = { runtime: 0 };
+  const fpq = conversion?.options?.fixed_point === 'fpq';
   const inputsOf = (m) => m.description.inputs.map((i) => i.name);
   const later = (index, key) => new Set(plan.layers.slice(index + 1).map((l) => l[key]));
   // The original's tensors do not depend on the fits: several layers' targets come from one run.
@@ -454,9 +476,11 @@ export async function repairModel(runtime, module, original, converted, conversi
     // spends its freedom where the Relu lets values through (patches.h, relaxed_targets). One
     // round: on the digits CNNs a third fit changed held-out accuracy by ±0.25 points, no better.
     const fitStarted = performance.now();
+    const weightBounds = fpq && !layer.throughBatchNorm ? await fpqWeightBounds(runtime, module, { ...converted, bytes }, conversion, batches, layer.node) : null;
     const fitTo = ({ data, dims }) => module.fitLayer({
       op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
       input: { data: input.data, dims: input.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
+      ...(weightBounds ? { weightBounds } : {}),
     });
     const write = async ({ weights, bias }) => { bytes = await module.setLayerWeights(bytes, [{ node: layer.node, weights, bias, throughBatchNorm: Boolean(layer.throughBatchNorm) }]); };
     const fine = layer.unpooled ? unpooled(wanted, layer.unpooled) : null;
@@ -478,7 +502,9 @@ export async function repairModel(runtime, module, original, converted, conversi
     const fitMs = performance.now() - fitStarted;
     // Its change is measured on its output once its weights are final (later fits change only
     // later layers, so that is its change in the repaired model too).
-    const done = { ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter, after: null, runtime_ms: timing.runtime - ranBefore, fit_ms: fitMs };
+    // What the bounds cost: how many weights the fit holds at theirs.
+    const atBound = weightBounds ? { weights_at_fpq_bound: fit.weights.reduce((n, w, i) => n + (Math.abs(w) >= weightBounds[i] * (1 - 1e-6) ? 1 : 0), 0) } : {};
+    const done = { ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter, ...atBound, after: null, runtime_ms: timing.runtime - ranBefore, fit_ms: fitMs };
     layers.push(done);
     pending = { entry: done, wanted };
   }
@@ -487,7 +513,7 @@ export async function repairModel(runtime, module, original, converted, conversi
   // the scheme's exact rewrites run again on the repaired model (the fold-only twin's options),
   // which move every bias into the BatchNormalization after it, and analyse the new weights.
   let fixedPoint;
-  if (conversion?.options?.fixed_point === 'fpq') {
+  if (fpq) {
     onProgress('moving the new biases into BatchNormalizations (FPQ)', 1);
     const settled = await module.settleFixedPoint(bytes, twinOptions(conversion));
     bytes = settled.bytes;
@@ -544,7 +570,13 @@ export function fixedPointRepairText(repair) {
         return `${node} (${percent(share)})`;
       }).join(', ')
     : 'every new weight is within FPQ\'s [-0.5, 0.5)';
-  return `FPQ: ${fp.biases_moved} new bias${fp.biases_moved === 1 ? '' : 'es'} moved into BatchNormalizations; ${clip}`;
+  // The layers fitted within the weights the range fit can scale their input for, and what that cost.
+  const bounded = repair.layers.filter((l) => l.weights_at_fpq_bound !== undefined);
+  const held = bounded.length
+    ? `; ${bounded.length} layer${bounded.length === 1 ? '' : 's'} that no BatchNormalization of ${bounded.length === 1 ? 'its' : 'their'} own rescales fitted within FPQ's ranges: ` +
+      bounded.map((l) => `${l.node} (${l.weights_at_fpq_bound} weight${l.weights_at_fpq_bound === 1 ? '' : 's'} at the bound, residual ${l.residual.toFixed(3)})`).join(', ')
+    : '';
+  return `FPQ: ${fp.biases_moved} new bias${fp.biases_moved === 1 ? '' : 'es'} moved into BatchNormalizations; ${clip}${held}`;
 }
 
 // Samples of several sources as one set: every input's values joined along axis 0.

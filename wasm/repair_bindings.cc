@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/repair/set_weights.h"
+#include "core/repair/weight_bounds.h"
 #include "wasm/failure.h"
 #include "wasm/js_values.h"
 
@@ -46,6 +47,30 @@ val set_layer_weights(const val& u8, const val& layers) {
   return lattice_wasm::bytes_out(*out);
 }
 
+// fpqWeightBounds(model, node, ranges, clips: {tensor: [per channel]}) -> {tensors: [the values
+// whose ranges bound it], bounds?: Float32Array per weight element (absent: the layer is not
+// bounded)}, or {error}.
+val fpq_weight_bounds(const val& u8, const val& node, const val& ranges, const val& clips) {
+  if (!u8.instanceof(val::global("Uint8Array"))) return failure(lattice::options_error("the model must be a Uint8Array"));
+  if (!node.isString()) return failure(lattice::options_error("the node must be a string"));
+  lattice::repair::MeasuredRanges measured;
+  if (auto s = lattice_wasm::channel_values(ranges, "ranges", measured.ranges); !s) return failure(s.error());
+  if (auto s = lattice_wasm::channel_values(clips, "clips", measured.clips); !s) return failure(s.error());
+  std::string bytes = lattice_wasm::copy_in(u8);
+  auto bounds = lattice::repair::fpq_layer_bounds({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                                                  node.as<std::string>(), std::move(measured));
+  if (!bounds) return failure(bounds.error());
+  val out = val::object();
+  out.set("tensors", val::array(bounds->tensors));
+  if (!bounds->bounds.empty()) {
+    out.set("bounds", lattice_wasm::floats_out(bounds->bounds));
+  }
+  return out;
+}
+
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(onnx_lattice_repair) { emscripten::function("setLayerWeights", &set_layer_weights); }
+EMSCRIPTEN_BINDINGS(onnx_lattice_repair) {
+  emscripten::function("setLayerWeights", &set_layer_weights);
+  emscripten::function("fpqWeightBounds", &fpq_weight_bounds);
+}

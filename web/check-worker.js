@@ -55,8 +55,9 @@ function converterOn(port) {
     fitLayer: (spec) => rpc('fitLayer', [spec]),
     setLayerWeights: (bytes, layers) => rpc('setLayerWeights', [bytes, layers], own(bytes)),
     settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
-    // A copy: the repair goes on with these bytes.
+    // Copies: the repair goes on with these bytes.
     describeAt: (bytes, shapes) => rpc('describeAt', [bytes, shapes]),
+    fpqWeightBounds: (bytes, node, ranges, clips) => rpc('fpqWeightBounds', [bytes, node, ranges, clips]),
     // FPQ's range fit given the measured ranges (range_fit.mjs, engine.settle; a promise, as every
     // call here): a copy, as the fit goes on with the model before it; the fitted model is
     // described, as it runs next.

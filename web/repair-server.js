@@ -1,7 +1,8 @@
 // The repair's and the FPQ twin's calls into the converter (loaded by the conversion worker on the
 // first repair or twin): the check's worker, which runs onnxruntime, asks on a port of its own;
-// fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), setLayerWeights the repair's
-// (onnx_lattice_repair, loaded with the fit), fpqTwin the FPQ twin's (onnx_lattice_fpq, loaded on
+// fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), setLayerWeights and
+// fpqWeightBounds the repair's (onnx_lattice_repair, loaded with the fit), fpqTwin the FPQ twin's
+// (onnx_lattice_fpq, loaded on
 // the first twin); the converter's own calls (settleFixedPoint under FPQ, describeAt) are handed in
 // by the worker. {id, call, args} in, {id, result} or {id, error} out.
 /* global OnnxLatticeFit, OnnxLatticeFitMt, OnnxLatticeFpq, OnnxLatticeRepair, importScripts */
@@ -37,7 +38,7 @@ self.serveRepair = (port, converter, { repair = false } = {}) => {
       let result;
       if (call === 'fitLayer') result = (await fitLoaded()).fitLayer(...args);
       else if (call === 'fpqTwin') result = (await fpqLoaded()).fpqTwin(...args);
-      else if (call === 'setLayerWeights') result = (await repairLoaded()).setLayerWeights(...args);
+      else if (call === 'setLayerWeights' || call === 'fpqWeightBounds') result = (await repairLoaded())[call](...args);
       else if (Object.hasOwn(converter, call)) result = await converter[call](...args);
       else throw new Error(`no call '${call}' on the converter's port`);
       if (result?.error !== undefined) throw new Error(result.error);

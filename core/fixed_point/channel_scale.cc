@@ -19,6 +19,10 @@ double balanced(double best, double lo, double hi) { return std::clamp(best, lo,
 
 }  // namespace
 
+double least_activation_scale(const GroupRanges& r) {
+  return std::max(r.activation_max / kFpqActivation.max(), r.signed_max / kFpqBatchNorm.max());
+}
+
 ScaleChoice choose_activation_scale(const GroupRanges& r, bool rows_rescale) {
   ScaleChoice out;
   if (r.activation_max <= 0 || r.next_weight_max <= 0) return out;
@@ -26,7 +30,7 @@ ScaleChoice choose_activation_scale(const GroupRanges& r, bool rows_rescale) {
   // signed 5.10; s ≤ hi keeps the next layers' weights times s within signed 0.7 with scale 0.5.
   // Between them, the relative rounding errors of the activation's top (s / (128·a)) and of the
   // weights' (1 / (256·w·s)) are balanced: s = √(a / 2w).
-  const double lo = std::max(r.activation_max / kFpqActivation.max(), r.signed_max / kFpqBatchNorm.max());
+  const double lo = least_activation_scale(r);
   const double hi = kFpqWeights.max() / r.next_weight_max;
   if (lo <= hi) {
     out.scale = rows_rescale ? lo : balanced(std::sqrt(r.activation_max / (2 * r.next_weight_max)), lo, hi);

@@ -50,6 +50,10 @@ struct ScaleChoice {
 // largest value at the top of unsigned 1.7.
 ScaleChoice choose_activation_scale(const GroupRanges& ranges, bool rows_rescale = false);
 
+// The least s that keeps the activation's largest value within unsigned 1.7 and the signed values
+// within signed 5.10 (0 when nothing is known): a reader's weights times it must stay in signed 0.7.
+double least_activation_scale(const GroupRanges& ranges);
+
 // t that balances the conv's weight steps (1/256) against its BatchNormalization's scale steps
 // (1/1024, the scale then being bn_scale / (t·s)) within both ranges and the conv output's signed
 // 5.10, given the group's s.

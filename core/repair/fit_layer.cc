@@ -36,6 +36,10 @@ Status check_request(const FitRequest& r, const LayerGeometry& g) {
     return options_error("the current weights hold {} values where the weight shape needs {}", r.current_weights->size(),
                          g.weight_count());
   }
+  if (r.weight_bounds && r.weight_bounds->size() != g.weight_count()) {
+    return options_error("the weight bounds hold {} values where the weight shape needs {}", r.weight_bounds->size(),
+                         g.weight_count());
+  }
   if (r.current_bias && r.current_bias->size() != static_cast<size_t>(g.out_channels)) {
     return options_error("the current bias holds {} values where the layer has {} output channels", r.current_bias->size(),
                          g.out_channels);
@@ -79,6 +83,14 @@ Result<LayerFit> fit(const FitRequest& r) {
       solved = eq.solve(r.ridge);
       if (!solved) return solved.error();
     }
+    if (r.weight_bounds) {
+      std::vector<double> bounds(p * mg);
+      for (size_t m = 0; m < mg; ++m) {
+        int64_t o = group * g.outputs + static_cast<int64_t>(m);
+        for (size_t i = 0; i < p; ++i) bounds[i * mg + m] = (*r.weight_bounds)[weight_index(g, r.spec, o, static_cast<int64_t>(i))];
+      }
+      if (auto s = eq.bound(*solved, bounds); !s) return s.error();
+    }
     after += solved->squared_error;
     spread += eq.spread();
     for (size_t m = 0; m < mg; ++m) {
@@ -116,7 +128,7 @@ Result<LayerFit> fit_layer(const FitRequest& request) {
 }
 
 Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& input_dims,
-                           const std::vector<int64_t>& target_dims, uint64_t max_rows) {
+                           const std::vector<int64_t>& target_dims, uint64_t max_rows, bool bounded) {
   auto geometry = layer_geometry(spec, input_dims, target_dims);
   if (!geometry) return geometry.error();
   const LayerGeometry& g = *geometry;
@@ -125,7 +137,8 @@ Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& in
   uint64_t m = static_cast<uint64_t>(g.out_channels);
   uint64_t data = 4 * (element_count(input_dims) + element_count(target_dims) + 2 * g.weight_count() + 2 * m);
   uint64_t rows = std::min(g.positions(), max_rows);
-  return data + NormalEquations::bytes(p, mg) + 8 * p * mg + 8 * rows +
+  const uint64_t bounds = bounded ? 4 * g.weight_count() + 8 * p * mg + 16 * p * thread_count() : 0;
+  return data + bounds + NormalEquations::bytes(p, mg) + 8 * p * mg + 8 * rows +
          8 * (p * mg + NormalEquations::kBlockRows * p + rows * mg) + thread_bytes();
 }
 

@@ -24,6 +24,10 @@ struct FitRequest {
   // The layer's weights and bias now, in the node's layout (a bias absent is zeros): given, the
   // fit also says how far they were from the target (LayerFit::residual_before).
   std::optional<std::span<const float>> current_weights, current_bias;
+  // A bound on each new weight's magnitude, in the node's layout (infinity: free): what a fixed-
+  // point range lets the layer hold (FPQ's, core/fixed_point/weight_bounds.h). The fit is the
+  // best one within them (NormalEquations::bound), after the rectified second fit if any.
+  std::optional<std::span<const float>> weight_bounds;
   double ridge = kDefaultRidge;
   uint64_t max_rows = kDefaultMaxRows;  // positions fitted per group, at most
   // The layer's only reader is a Relu: each group is fitted, then fitted again on the same rows
@@ -51,6 +55,8 @@ Result<LayerFit> fit_layer(const FitRequest& request);
 //   4 (|input| + |target| + 2 |weights| + 2 M)        the data, the current and new weights
 //   + NormalEquations::bytes(P, M/group)              one group's sums, its solve and the row block
 //   + 8 P (M/group)                                   one group's current weights in double
+//   + 4 |weights| + 8 P (M/group) + 16 P threads      `bounded`: the weight bounds, a group's in
+//                                                     double, each thread's descent
 //   + 8 min(positions, max_rows)                      the sampled positions
 //   + 8 (P (M/group) + kBlockRows P + rows (M/group)) a rectified fit's relaxed targets
 //   + thread_bytes()                                  the fit's other threads (core/repair/parallel.h)
@@ -58,6 +64,7 @@ Result<LayerFit> fit_layer(const FitRequest& request);
 // their work out by output entries and need no scratch of their own. The same checks as
 // fit_layer, so a layer that cannot be fitted is refused here already.
 Result<uint64_t> fit_bytes(const LayerSpec& spec, const std::vector<int64_t>& input_dims,
-                           const std::vector<int64_t>& target_dims, uint64_t max_rows = kDefaultMaxRows);
+                           const std::vector<int64_t>& target_dims, uint64_t max_rows = kDefaultMaxRows,
+                           bool bounded = false);
 
 }  // namespace lattice::repair

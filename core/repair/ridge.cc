@@ -37,6 +37,11 @@ constexpr size_t kFactorRows = 64;
 constexpr double kPivotFloor = 1e-10;
 constexpr int kJitterTries = 24;
 
+// A bounded fit's coordinate descent stops when no weight moved by more than this share of its
+// largest bound in a sweep, or after this many sweeps (each O(P^2) per output out of bounds).
+constexpr double kBoundTolerance = 1e-7;
+constexpr int kBoundSweeps = 400;
+
 template <typename T>
 void add_rows(NormalEquations& eq, std::span<const T> x, std::span<const T> y, size_t rows) {
   size_t p = eq.columns(), m = eq.outputs();
@@ -302,6 +307,54 @@ Result<RidgeFit> NormalEquations::solve(double ridge) {
   fit.squared_error = std::max(error, 0.0);
   fit.residual = relative_residual(fit.squared_error, spread_);
   return fit;
+}
+
+Status NormalEquations::bound(RidgeFit& fit, std::span<const double> bounds) {
+  if (bounds.size() != p_ * m_) return options_error("{} weight bounds for a {} x {} fit", bounds.size(), p_, m_);
+  if (!std::all_of(bounds.begin(), bounds.end(), [](double b) { return b >= 0; })) {
+    return options_error("a weight bound must be a number >= 0");
+  }
+  if (auto s = centre(); !s) return s.error();
+  // H = Cxx + lambda I, read from the upper triangle (the factor lives below it).
+  const auto h = [&](size_t i, size_t j) { return xx_[std::min(i, j) * p_ + std::max(i, j)] + (i == j ? fit.lambda : 0.0); };
+  parallel_for(m_, [&](size_t k) {
+    bool inside = true;
+    for (size_t i = 0; i < p_ && inside; ++i) inside = std::abs(fit.weights[i * m_ + k]) <= bounds[i * m_ + k];
+    if (inside) return;
+    std::vector<double> w(p_), g(p_);
+    for (size_t i = 0; i < p_; ++i) w[i] = std::clamp(fit.weights[i * m_ + k], -bounds[i * m_ + k], bounds[i * m_ + k]);
+    // g = H w - Cxy: the objective's gradient, kept as each coordinate moves.
+    for (size_t i = 0; i < p_; ++i) {
+      double v = -xy_[i * m_ + k];
+      for (size_t j = 0; j < p_; ++j) v += h(i, j) * w[j];
+      g[i] = v;
+    }
+    double scale = 0;
+    for (size_t i = 0; i < p_; ++i) scale = std::max(scale, std::isfinite(bounds[i * m_ + k]) ? bounds[i * m_ + k] : std::abs(w[i]));
+    for (int sweep = 0; sweep < kBoundSweeps; ++sweep) {
+      double moved = 0;
+      for (size_t i = 0; i < p_; ++i) {
+        const double hii = h(i, i);
+        if (!(hii > 0)) continue;
+        const double next = std::clamp(w[i] - g[i] / hii, -bounds[i * m_ + k], bounds[i * m_ + k]), delta = next - w[i];
+        if (delta == 0) continue;
+        w[i] = next;
+        for (size_t j = 0; j < p_; ++j) g[j] += delta * h(j, i);
+        moved = std::max(moved, std::abs(delta));
+      }
+      if (moved <= kBoundTolerance * scale) break;
+    }
+    for (size_t i = 0; i < p_; ++i) fit.weights[i * m_ + k] = w[i];
+  });
+  for (size_t k = 0; k < m_; ++k) {
+    double b = mean_y_[k];
+    for (size_t i = 0; i < p_; ++i) b -= mean_x_[i] * fit.weights[i * m_ + k];
+    fit.bias[k] = b;
+  }
+  // The bias puts every output at its mean, so the error is the centred one.
+  fit.squared_error = std::max(centred_sse(fit.weights), 0.0);
+  fit.residual = relative_residual(fit.squared_error, spread_);
+  return ok_status();
 }
 
 void NormalEquations::solve_factorised(std::vector<double>& weights) const {

@@ -74,6 +74,13 @@ class NormalEquations {
   // The fit; an error if there are no rows, the rows hold NaN or infinity, or `ridge` is negative
   // or not finite.
   Result<RidgeFit> solve(double ridge = kDefaultRidge);
+  // A solved fit (this one's, same ridge) held to a box: |weights[p * M + m]| <= bounds[p * M + m]
+  // (a bound of infinity leaves the weight free). The ridge objective is minimised over the box by
+  // projected coordinate descent from the solve's weights clipped into it; each output is its
+  // own problem, and one whose weights already lie in the box keeps them (they are its optimum).
+  // The bias, the error and the residual follow the new weights. Errors: bounds of another
+  // length, or a bound that is negative or NaN.
+  Status bound(RidgeFit& fit, std::span<const double> bounds);
   // The relative residual (as RidgeFit::residual) of given weights (P x M) and bias (M) on the
   // rows added: how well the layer did before it was refitted.
   // Errors as solve's. Add every row first: once a residual or a fit is asked, the sums are centred.

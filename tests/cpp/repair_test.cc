@@ -599,6 +599,107 @@ TEST_CASE("a Gemm fit recovers its weights with and without transB", "[repair]")
   }
 }
 
+// The box-constrained least squares by another method: projected gradient descent on the data
+// itself (the bias free), long enough to converge.
+std::vector<double> projected_gradient(const std::vector<double>& x, const std::vector<double>& y, size_t rows, size_t p,
+                                       const std::vector<double>& bounds) {
+  std::vector<double> w(p, 0.0);
+  double lipschitz = 0;  // a bound on the Hessian's largest eigenvalue: its trace, centred
+  std::vector<double> mean(p, 0.0);
+  double mean_y = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    mean_y += y[r] / static_cast<double>(rows);
+    for (size_t i = 0; i < p; ++i) mean[i] += x[r * p + i] / static_cast<double>(rows);
+  }
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < p; ++i) lipschitz += (x[r * p + i] - mean[i]) * (x[r * p + i] - mean[i]);
+  for (int step = 0; step < 200000; ++step) {
+    std::vector<double> g(p, 0.0);
+    for (size_t r = 0; r < rows; ++r) {
+      double e = -(y[r] - mean_y);
+      for (size_t i = 0; i < p; ++i) e += (x[r * p + i] - mean[i]) * w[i];
+      for (size_t i = 0; i < p; ++i) g[i] += e * (x[r * p + i] - mean[i]);
+    }
+    for (size_t i = 0; i < p; ++i) w[i] = std::clamp(w[i] - g[i] / lipschitz, -bounds[i], bounds[i]);
+  }
+  return w;
+}
+
+TEST_CASE("a bounded fit is the best fit within its weight bounds, not the free fit clipped", "[repair]") {
+  // Correlated features: holding one weight at its bound moves the others' best values.
+  const size_t rows = 200, p = 4;
+  auto base = random_values(rows, 95), noise = random_values(rows * p, 96);
+  std::vector<double> x(rows * p);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < p; ++i) x[r * p + i] = base[r] + 0.3 * noise[r * p + i];
+  const std::vector<double> w = {2.0, -0.5, 0.25, 1.0}, b = {0.3};
+  auto y = linear(x, w, b, rows, p, 1);
+  const std::vector<double> bounds = {0.8, 0.6, std::numeric_limits<double>::infinity(), 0.7};
+  NormalEquations eq(p, 1);
+  eq.add(x, y, rows);
+  auto fit = eq.solve(0);
+  REQUIRE(fit.ok());
+  const RidgeFit free = *fit;
+  REQUIRE(eq.bound(*fit, bounds).ok());
+  auto reference = projected_gradient(x, y, rows, p, bounds);
+  for (size_t i = 0; i < p; ++i) {
+    CHECK(std::abs(fit->weights[i]) <= bounds[i]);
+    CHECK(std::abs(fit->weights[i] - reference[i]) < 1e-6);
+  }
+  // Not the free fit clipped: that one is worse, and its error is what bound() reports.
+  std::vector<double> clipped(p);
+  for (size_t i = 0; i < p; ++i) clipped[i] = std::clamp(free.weights[i], -bounds[i], bounds[i]);
+  double bias_clipped = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    double v = y[r];
+    for (size_t i = 0; i < p; ++i) v -= x[r * p + i] * clipped[i];
+    bias_clipped += v / rows;
+  }
+  auto sse_clipped = eq.squared_error_of(clipped, std::vector<double>{bias_clipped});
+  auto sse_bounded = eq.squared_error_of(fit->weights, fit->bias);
+  REQUIRE(sse_clipped.ok());
+  REQUIRE(sse_bounded.ok());
+  CHECK(*sse_bounded < 0.9 * *sse_clipped);
+  CHECK_THAT(fit->squared_error, WithinRel(*sse_bounded, 1e-9));
+  CHECK(fit->residual > free.residual);
+  // Bounds the free fit keeps leave it as it is; a bound of another length or below 0 is refused.
+  RidgeFit again = free;
+  REQUIRE(eq.bound(again, std::vector<double>(p, 10.0)).ok());
+  CHECK(again.weights == free.weights);
+  CHECK_THAT(eq.bound(again, std::vector<double>(p + 1, 1.0)).error().message, Contains("5 weight bounds for a 4 x 1 fit"));
+  CHECK_THAT(eq.bound(again, std::vector<double>{1, -1, 1, 1}).error().message, Contains("must be a number >= 0"));
+}
+
+TEST_CASE("a layer's fit takes weight bounds in the node's layout", "[repair]") {
+  int64_t n = 40, k = 3, m = 2;
+  auto x = random_floats(static_cast<size_t>(n * k), 97);
+  std::vector<float> y(static_cast<size_t>(n * m));
+  for (int64_t r = 0; r < n; ++r) {
+    y[static_cast<size_t>(r * m)] = 3 * x[static_cast<size_t>(r * k)];
+    y[static_cast<size_t>(r * m + 1)] = -x[static_cast<size_t>(r * k + 2)];
+  }
+  FitRequest req;
+  req.spec.op = "Gemm";
+  req.spec.trans_b = true;
+  req.spec.weight_shape = {m, k};
+  req.input = x;
+  req.input_dims = {n, k};
+  req.target = y;
+  req.target_dims = {n, m};
+  req.ridge = 0;
+  // [M, K]: output 0 reads input 0 at most 0.5; output 1 is free.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> bounds = {0.5f, 0.5f, 0.5f, inf, inf, inf};
+  req.weight_bounds = std::span<const float>(bounds);
+  auto fit = fit_layer(req);
+  REQUIRE(fit.ok());
+  CHECK(std::abs(fit->weights[0] - 0.5f) < 1e-6);
+  CHECK(std::abs(fit->weights[5] + 1.0f) < 1e-4);
+  std::vector<float> few(5);
+  req.weight_bounds = std::span<const float>(few);
+  CHECK_THAT(fit_layer(req).error().message, Contains("the weight bounds hold 5 values where the weight shape needs 6"));
+}
+
 TEST_CASE("a fit refuses layers and data it cannot handle, saying why", "[repair]") {
   Conv conv{4, 6, 3, 3, 2};
   conv.pads = {1, 1, 1, 1};
@@ -678,6 +779,9 @@ TEST_CASE("fit_bytes states a fit's memory up front", "[repair]") {
   // rows, from a block of patches; and the stacks of the fit's other threads.
   REQUIRE(*bytes == data + NormalEquations::bytes(18, 3) + 8 * 18 * 3 + 8 * 128 +
                         8 * (18 * 3 + NormalEquations::kBlockRows * 18 + 128 * 3) + thread_bytes());
+  // Held to weight bounds: those, a group's of them in double, and each thread's descent.
+  REQUIRE(fit_bytes(spec, {2, 4, 8, 8}, {2, 6, 8, 8}, kDefaultMaxRows, true).value() ==
+          *bytes + 4 * 108 + 8 * 18 * 3 + 16 * 18 * thread_count());
   REQUIRE(thread_bytes() == (thread_count() - 1) * (uint64_t{2} << 20));
   REQUIRE(NormalEquations::bytes(18, 3) == 8 * (18 * 18 + 3 * 18 * 3 + 128 * 21 + 32 * (2 * 18 + 3) + 4 * 18 + 6 * 3));
   // Fewer rows allowed, fewer bytes; a layer that cannot be fitted is refused here already.

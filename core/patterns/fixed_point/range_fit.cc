@@ -20,7 +20,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -40,6 +42,10 @@ using fixed_point::kFpqWeights;
 
 // Standard deviations above β taken as a channel's largest activation when no data is given.
 constexpr double kEstimateSigmas = 3.0;
+// What weight_bounds leaves below the exact bound: the range fit after a repair measures its
+// values on the final weights and its own share of the samples, a few tenths of a percent apart
+// (the residual CNN's head: 2.01 against 2), and a bound met exactly would leave it no scale.
+constexpr double kBoundMargin = 1.0 / 64;
 
 bool constant_float(const MatchContext& ctx, const onnx::NodeProto& n, int input) {
   if (n.input_size() <= input || n.input(input).empty()) return false;
@@ -228,10 +234,11 @@ struct Worst {
 // of its own channels whose group keeps its scale.
 class RangeFit {
  public:
-  RangeFit(const MatchContext& ctx, const Match& m) : ctx_(ctx), m_(m), edits_(ctx) {}
+  // `m`: the match whose rewrite this is; null to read what the fit would allow (weight_bounds).
+  RangeFit(const MatchContext& ctx, const Match* m) : ctx_(ctx), m_(m), edits_(ctx) {}
 
   Result<Replacement> run(NameAllocator& names) {
-    const int conv = m_.at(kConv), bn = m_.at(kNorm);
+    const int conv = m_->at(kConv), bn = m_->at(kNorm);
     auto anchor = norm_of(bn, conv);
     if (!anchor) return anchor.error();
     const size_t channels = (*anchor)->gamma->values.size();
@@ -266,6 +273,53 @@ class RangeFit {
       return error("every channel of '{}' is in FPQ's ranges as it is", ctx_.view.label(conv));
     }
     return replacement(names, channels);
+  }
+
+  // What this fit lets `node`'s weights be (fpq_weight_bounds): per input channel, the signed 0.7
+  // top over the least scale its group's values need, up to their MSE-optimal clip; a channel no
+  // match rescales keeps the range itself. None for a layer the fit does not scale, or whose rows its own BatchNormalization
+  // rescales (the fit shrinks them as it needs).
+  Result<FpqWeightBounds> weight_bounds(int node) {
+    FpqWeightBounds out;
+    const auto& n = ctx_.view.node(node);
+    if (!group_consumer(ctx_, node) || norm_after(node) >= 0) return out;
+    auto w = edits_.of(n, 1, "weight");
+    if (!w) return w.error();
+    std::map<size_t, double> least;  // by input channel: the least scale its group takes
+    size_t channels = 0;
+    std::set<std::string> read;
+    fixed_point::GroupRules rules{[&](int p) { return group_producer(ctx_, p); }, [&](int q) { return group_consumer(ctx_, q); }};
+    for (int bn = 0; bn < ctx_.view.size(); ++bn) {
+      if (!group_producer(ctx_, bn)) continue;
+      auto groups = fixed_point::scale_groups(ctx_.view, ctx_.shapes, bn, rules);
+      for (const auto& g : groups.groups) {
+        if (g.frozen || owner_of(g) < 0) continue;
+        for (const auto& q : g.consumers) {
+          if (q.node != node || least.contains(q.channel)) continue;
+          std::string top_value;
+          size_t top_channel = 0;
+          auto r = value_ranges(g, top_value, top_channel);
+          if (!r) return r.error();
+          // Up to the values' MSE-optimal clip: beyond it the range fit clips them by choice.
+          if (r->activation_clip > 0) r->activation_max = std::min(r->activation_max, r->activation_clip);
+          least[q.channel] = fixed_point::least_activation_scale(*r);
+          channels = q.channels;
+          for (const auto& v : g.values) read.insert(v.tensor);
+        }
+      }
+    }
+    out.tensors.assign(read.begin(), read.end());
+    out.bounds.assign((*w)->values.size(), static_cast<float>(kFpqWeights.max()));
+    if (least.empty()) return out;
+    auto of = input_channels(n, *(*w)->tensor, channels);
+    if (!of) return of.error();
+    for (size_t i = 0; i < of->size(); ++i) {
+      auto it = least.find((*of)[i]);
+      if (it == least.end()) continue;
+      out.bounds[i] = it->second > 0 ? static_cast<float>(kFpqWeights.max() * (1 - kBoundMargin) / it->second)
+                                     : std::numeric_limits<float>::infinity();
+    }
+    return out;
   }
 
  private:
@@ -305,8 +359,9 @@ class RangeFit {
 
   // The producer's conv is the match's own, or one whose weights only it reads.
   Result<Norm*> producer(int bn) {
-    int conv = bn == m_.at(kNorm) ? m_.at(kConv) : chain_conv(ctx_, bn);
-    if (conv >= 0 && bn != m_.at(kNorm)) {
+    const bool own = m_ && bn == m_->at(kNorm);
+    int conv = own ? m_->at(kConv) : chain_conv(ctx_, bn);
+    if (conv >= 0 && !own) {
       const auto& n = ctx_.view.node(conv);
       if (!read_once(ctx_, n, 1) || !read_once(ctx_, n, 2)) conv = -1;
     }
@@ -372,9 +427,9 @@ class RangeFit {
     return readers[0];
   }
 
-  // What bounds the group's s: its values' ranges (measured, or without any data estimated from a
-  // lone BatchNormalization's statistics), its BatchNormalizations' offsets, its readers' weights.
-  Result<fixed_point::GroupRanges> ranges_of(const fixed_point::ScaleGroup& g, std::string& top_value, size_t& top_channel) {
+  // What bounds the group's s from below: its values' ranges (measured, or without any data
+  // estimated from a lone BatchNormalization's statistics) and its BatchNormalizations' offsets.
+  Result<fixed_point::GroupRanges> value_ranges(const fixed_point::ScaleGroup& g, std::string& top_value, size_t& top_channel) {
     fixed_point::GroupRanges r;
     std::vector<int> producers;
     for (const auto& p : g.producers) producers.push_back(p.node);
@@ -418,6 +473,14 @@ class RangeFit {
         top_channel = c;
       }
     }
+    return r;
+  }
+
+  // What bounds the group's s: value_ranges, and its readers' weights from above.
+  Result<fixed_point::GroupRanges> ranges_of(const fixed_point::ScaleGroup& g, std::string& top_value, size_t& top_channel) {
+    auto values = value_ranges(g, top_value, top_channel);
+    if (!values) return values.error();
+    fixed_point::GroupRanges r = *values;
     // A reading conv with a BatchNormalization of its own can shrink each row by as much as that
     // BatchNormalization's scale can grow within signed 5.10: only what is left of its weights
     // bounds s. Other readers' weights (a dense head) bound it as they are.
@@ -504,12 +567,12 @@ class RangeFit {
 
   Result<Replacement> replacement(NameAllocator& names, size_t channels) {
     Replacement r;
-    onnx::NodeProto conv = ctx_.view.node(m_.at(kConv)), bn = ctx_.view.node(m_.at(kNorm));
+    onnx::NodeProto conv = ctx_.view.node(m_->at(kConv)), bn = ctx_.view.node(m_->at(kNorm));
     for (const auto& [name, edit] : edits_.all()) {
       for (double v : edit.values) {
         if (!fits_type(v, edit.tensor->data_type())) {
           return error("fitting '{}' would give '{}' a value of {}, which its type cannot hold",
-                       ctx_.view.label(m_.at(kConv)), name, v);
+                       ctx_.view.label(m_->at(kConv)), name, v);
         }
       }
       std::vector<int64_t> dims(edit.tensor->dims().begin(), edit.tensor->dims().end());
@@ -536,7 +599,7 @@ class RangeFit {
                                         activation_worst_.channel, activation_worst_.need)});
     }
     if (weights_worst_.count) {
-      const std::string bn_label = ctx_.view.label(m_.at(kNorm));
+      const std::string bn_label = ctx_.view.label(m_->at(kNorm));
       r.warnings.push_back({weights_worst_.layer,
                             fmt::format("'{}': {} of {} channels have no scale that keeps both its weights and its "
                                         "BatchNormalization's scale in range; channel {} would need {}",
@@ -547,7 +610,7 @@ class RangeFit {
   }
 
   const MatchContext& ctx_;
-  const Match& m_;
+  const Match* m_;
   Edits edits_;
   std::map<int, Norm> norms_;
   std::map<int, ConvWeights> convs_;
@@ -560,10 +623,12 @@ class RangeFit {
 };
 
 Result<Replacement> fit_ranges(const MatchContext& ctx, const Match& m, NameAllocator& names) {
-  return RangeFit(ctx, m).run(names);
+  return RangeFit(ctx, &m).run(names);
 }
 
 }  // namespace
+
+Result<FpqWeightBounds> fpq_weight_bounds(const MatchContext& ctx, int node) { return RangeFit(ctx, nullptr).weight_bounds(node); }
 
 const Pattern& fpq_range_fit_pattern() {
   static const Pattern pattern{

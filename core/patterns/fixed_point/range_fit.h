@@ -1,5 +1,9 @@
 #pragma once
+#include <string>
+#include <vector>
+
 #include "core/pattern/pattern.h"
+#include "core/util/result.h"
 
 namespace lattice {
 
@@ -12,5 +16,16 @@ namespace lattice {
 // Options::channel_ranges (and where no scale fits, the clips in Options::channel_clips); without
 // them it estimates a lone BatchNormalization's activations from its statistics.
 const Pattern& fpq_range_fit_pattern();
+
+// How large a layer's weights may be for this fit to give each channel of its input a scale that
+// keeps it in unsigned 1.7 and the weights in signed 0.7: a refit held to these (the repair under
+// FPQ) leaves the fit nothing to clip beyond the activations' MSE-optimal clips. For a Conv or
+// Gemm whose rows no BatchNormalization of its own rescales (a dense head); on the ranges and
+// clips in ctx.options.channel_ranges and channel_clips.
+struct FpqWeightBounds {
+  std::vector<std::string> tensors;  // the values whose ranges bound them: what to measure
+  std::vector<float> bounds;         // per weight element, in the node's layout; empty: no bound
+};
+Result<FpqWeightBounds> fpq_weight_bounds(const MatchContext& ctx, int node);
 
 }  // namespace lattice
