@@ -1,7 +1,7 @@
 // Retakes docs/page.md's screenshots of the graph view (docs/page-graph-1280.png, -390.png) from
 // build/web in Debian's Chromium: the sample converted for lattice-advanced without folding, with
-// the stem's rewrite and the MaxPool snap left out, so all four node states show; the graph at its
-// start view (readable, at the model's inputs), one node selected.
+// the stem's rewrite and the MaxPool snap left out, so all four node states show; the graph
+// collapsed at its start view, the stem's chain opened and its Conv selected.
 // Run after scripts/build.sh: node scripts/screenshots.mjs
 import { join } from 'node:path';
 
@@ -30,7 +30,9 @@ try {
     await page.click('[data-testid="convert"]');
     await done();
     await page.waitForSelector('[data-testid="graph"][data-ready="true"]');
-    await page.click('[data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
+    // The graph opens collapsed: the stem's chain opened, its Conv selected.
+    await page.click('[data-testid="graph-group"][data-group="chain:/stem/stem.0/Conv"]');
+    await page.click('[data-testid="graph"][data-ready="true"] [data-testid="graph-node"][data-node="/stem/stem.0/Conv"]');
     await page.$eval('#graph-heading', (h) => window.scrollTo(0, window.scrollY + h.getBoundingClientRect().top - 8));
     await page.mouse.move(0, 0);
     await page.screenshot({ path: join(ROOT, `docs/page-graph-${width}.png`) });

@@ -15,7 +15,7 @@ const ui = {
   warnings: $('warnings'), audit: $('audit'), counts: document.querySelector('#op-counts tbody'),
   download: $('download'), downloadData: $('download-data'), downloadReport: $('download-report'), preparing: $('downloads-preparing'),
   version: $('version'),
-  graphSwitch: document.querySelector('[data-testid="graph-switch"]'), legend: $('legend'), props: $('node-props'), graphHeading: $('graph-heading'),
+  graphSwitch: document.querySelector('[data-testid="graph-switch"]'), collapse: $('graph-collapse'), legend: $('legend'), props: $('node-props'), graphHeading: $('graph-heading'),
   check: $('check'), repair: $('repair'), checkLayerwise: $('check-layerwise'), checkResult: $('check-result'),
 };
 
@@ -37,6 +37,7 @@ let skipped = new Set();
 let current = null;
 let inputModel = null, inputFiles = {};  // the picked model and its data files, for the check
 let drawing = null;  // the graph being drawn (a promise)
+let selected = null;  // {name, view} of the node whose properties are shown
 
 // The check's samples panel sits in the result, so its script loads with the first result, off
 // the first load (offline before then it stays inert, as the check's runtime cannot load either).
@@ -60,6 +61,12 @@ function loadPicker() {
 const graph = new GraphView({
   host: $('graph'), legend: ui.legend, zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
 }, (name) => selectNode(name, { fromGraph: true }));
+// A collapsed box opened in either pane: both drawn again with their marks, the selection kept.
+async function redraw() {
+  if (await drawGraph() && selected) selectNode(selected.name, { view: selected.view });
+}
+graph.onRedraw = redraw;
+graph.setCollapse(ui.collapse.checked);  // as the browser may have restored it
 
 // Whether each scheme folds BatchNorm unless told, from the worker's `ready` (core/options.h,
 // default_fold_batch_norm); until then the box keeps what it shows. `foldTouched`: the user
@@ -337,7 +344,7 @@ function drawGraph() {
     if (overlay) overlay.overlayFit(graph, fit, ui.legend);
     else ui.legend.querySelectorAll('.fit').forEach((e) => e.remove());
     const both = graphChoice() === 'both';
-    if (both) compare ??= await import('./compare.js').then((m) => m.sideBySide({ graph, legend: ui.legend, props: ui.props,
+    if (both) compare ??= await import('./compare.js').then((m) => m.sideBySide({ graph, legend: ui.legend, props: ui.props, redraw,
       onSelect: (name, v) => selectNode(name, { view: v, fromGraph: true }), states: (v) => statesOf(current.report, v, current.byName[v]) }), () => null);
     await compare?.show(both, current);
     return true;
@@ -355,15 +362,20 @@ async function reveal(namesIn, view) {
   const has = (v) => namesIn(v).some((n) => current.byName[v].has(n));
   let target = view ?? currentView();
   if (!view && !has(target)) target = target === 'input' ? 'converted' : 'input';
-  if (target !== currentView()) {
+  // Side by side shows both models: the nodes are highlighted in their own pane.
+  const both = graphChoice() === 'both';
+  if (!both && target !== currentView()) {
     ui.graphSwitch.querySelector(`input[value="${target}"]`).checked = true;
     drawGraph();
   }
   if (!(await drawing)) return;
   const names = namesIn(target);
-  graph.highlight(names);
   const first = names.find((n) => current.byName[target].has(n));
   if (first) selectNode(first, { view: target });
+  // Side by side, each pane highlights its own nodes of what is shown (a match's before and
+  // after), in place of the counterparts the selection highlighted.
+  if (both && compare) for (const v of view ? [view] : ['input', 'converted']) compare.highlight(v, namesIn(v));
+  else graph.highlight(names);
   ui.graphHeading.scrollIntoView({ block: 'start' });
 }
 
@@ -379,6 +391,7 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
   // The panel is rebuilt: focus on one of its buttons ("Show in graph") would fall to <body>, so
   // it goes to the panel's heading, which now names the node shown.
   const hadFocus = ui.props.contains(document.activeElement);
+  selected = { name, view };
   graph.select(name);
   const fit = current.report.fixed_point, described = view === 'input' ? current.input : current.output;
   renderProps(ui.props, node, {
@@ -435,6 +448,7 @@ function showResult({ report, name, input, output, ms }) {
   renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
   renderCounts(report);
   renderProps(ui.props, null);
+  selected = null;
   offerReport();
   const applied = report.matches.filter((m) => m.applied).length;
   const done = `Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
@@ -531,3 +545,7 @@ for (const control of [ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.lay
   control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
 }
 ui.graphSwitch.addEventListener('change', () => { if (current) drawGraph(); });
+ui.collapse.addEventListener('change', () => {
+  graph.setCollapse(ui.collapse.checked);
+  if (current) redraw();
+});

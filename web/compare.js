@@ -58,12 +58,17 @@ function button(text, label) {
   return b;
 }
 
-// Marks each drawn node with what the conversion did to it; returns the count of each kind.
+// Marks each drawn box with what the conversion did to its node (a collapsed box: the most to any
+// of its members, lossy before exact); returns the count of each kind, node by node.
 function markChanges(view, pane, map) {
   const counts = Object.fromEntries(CHANGES.map((c) => [c, 0]));
-  for (const [name, { g }] of pane.nodes) {
+  const boxes = new Map();
+  for (const [name, box] of pane.nodes) {
     const change = map.change(name, view);
     counts[change] += 1;
+    if (CHANGES.indexOf(change) >= CHANGES.indexOf(boxes.get(box) ?? 'unchanged')) boxes.set(box, change);
+  }
+  for (const [{ g }, change] of boxes) {
     if (g.dataset.change) continue;  // two draws of a view can finish in either order: marked once
     g.classList.add(change);
     g.dataset.change = change;
@@ -122,7 +127,8 @@ function counterpartsSection(name, view, names, map, select, distances) {
 }
 
 // `page`: {graph (the page's GraphView, which shows the input here), legend, props (the properties
-// panel), onSelect(name, view), states(view) (each node's state, as the single view has it)}.
+// panel), onSelect(name, view), states(view) (each node's state, as the single view has it),
+// redraw() (both panes drawn again, after a collapsed box is opened in either)}.
 export function sideBySide(page) {
   loadStyle();
   addGlyphs();
@@ -146,6 +152,7 @@ export function sideBySide(page) {
   // Its own legend, off the page: the page's legend counts the input pane, and the kinds below.
   const converted = new GraphView({ host: otherHost, legend: document.createElement('ul'), zoomIn, zoomOut, fit },
     (name) => page.onSelect(name, 'converted'));
+  converted.onRedraw = page.redraw;
   const legendItems = CHANGES.map((change) => {
     const li = document.createElement('li');
     li.dataset.change = change;
@@ -173,7 +180,8 @@ export function sideBySide(page) {
   const hover = (pane, other, view) => {
     pane.el.host.addEventListener('pointerover', (e) => {
       const node = e.target.closest?.('.node');
-      mark(other, node && map ? map.counterparts(node.dataset.node, view) : [], 'counterpart');
+      const names = node && map ? [...pane.nodes.values()].find((b) => b.g === node)?.names ?? [] : [];
+      mark(other, names.flatMap((n) => map.counterparts(n, view)), 'counterpart');
     });
     pane.el.host.addEventListener('pointerleave', () => mark(other, [], 'counterpart'));
   };
@@ -237,6 +245,7 @@ export function sideBySide(page) {
         shown = true;
       }
       map = nodeMap(current.report);
+      if (converted.collapse !== page.graph.collapse) converted.setCollapse(page.graph.collapse);
       const drawn = await converted.show(current.output, page.states('converted'));
       if (!drawn) return;
       const counts = { input: markChanges('input', page.graph, map), converted: markChanges('converted', converted, map) };
@@ -259,6 +268,13 @@ export function sideBySide(page) {
         overlayDistances(converted, layers, before);
         page.legend.append(scale);
       } else scale.remove();
+    },
+    // Highlights nodes in the pane showing `view` ('input' or 'converted'), as "Show in graph"
+    // does, bringing them into view there alone.
+    highlight(view, names) {
+      following = true;
+      (view === 'input' ? page.graph : converted).highlight(names);
+      following = false;
     },
     // A node picked in either pane (`view` 'input' or 'converted'), its properties just shown:
     // selected there, its counterparts selected in the other pane and brought into view (which

@@ -41,17 +41,27 @@ export function distancesByNode(layers, description) {
 
 const worstOf = (found) => found.reduce((a, b) => (share(b) > share(a) ? b : a));
 
-// Marks `pane`'s drawn nodes (a GraphView); returns how many it marked. After a repair `before`
-// holds the converted model's layers before it (the check's `unrepaired`): the strip's left half
-// then says before, its right half after.
-export function overlayDistances(pane, layers, before = null) {
-  const earlier = before && distancesByNode(before, pane.shown);
-  let marked = 0;
+// The check's tensors by the box of `pane` showing the node computing each: a collapsed box holds
+// its members'.
+function byBox(pane, layers) {
+  const out = new Map();
   for (const [name, found] of distancesByNode(layers, pane.shown)) {
-    const shown = pane.nodes.get(name);
-    if (!shown || shown.g.dataset.distance !== undefined) continue;
+    const box = pane.nodes.get(name);
+    if (box) out.set(box, [...(out.get(box) ?? []), ...found]);
+  }
+  return out;
+}
+
+// Marks `pane`'s drawn boxes (a GraphView; a collapsed box by its members' largest change); returns
+// how many it marked. After a repair `before` holds the converted model's layers before it (the
+// check's `unrepaired`): the strip's left half then says before, its right half after.
+export function overlayDistances(pane, layers, before = null) {
+  const earlier = before && byBox(pane, before);
+  let marked = 0;
+  for (const [shown, found] of byBox(pane, layers)) {
+    if (shown.g.dataset.distance !== undefined) continue;
     const s = share(worstOf(found)), step = stepOf(s);
-    const was = earlier?.get(name) && share(worstOf(earlier.get(name)));
+    const was = earlier?.get(shown) && share(worstOf(earlier.get(shown)));
     const strip = (x, width, fill) => shown.g.insertBefore(svg('rect', { class: 'distance', x, y: 1, width, height: 6, rx: 2, fill }), shown.g.querySelector('text'));
     shown.g.dataset.distance = String(s);
     shown.g.dataset.distanceStep = String(step);

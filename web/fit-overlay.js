@@ -44,11 +44,15 @@ export function overlayFit(graph, fit, legend) {
   // One layer over the nodes, outside each node's button: the node's accessible name says the
   // fit, and a button's name must contain the text it shows (WCAG 2.5.3). Clicks go through.
   const layer = svg('g', { class: 'fit-badges', 'aria-hidden': 'true', 'pointer-events': 'none', 'font-size': 12, 'font-family': 'system-ui, sans-serif' });
+  // A collapsed box wears its worst member's badge (clips before error before fits).
+  const worst = new Map(), rank = (k) => ['fits', 'error', 'clips'].indexOf(k);
   for (const [name, [kind, text]] of fitsOf(fit, graph.shown)) {
     const shown = graph.nodes.get(name);
     if (!shown) continue;
     counts[kind] += 1;
-    const { g, x, y, w, h } = shown;
+    if (!worst.has(shown) || rank(kind) > rank(worst.get(shown)[0])) worst.set(shown, [kind, text, name]);
+  }
+  for (const [{ g, x, y, w, h }, [kind, text, name]] of worst) {
     if (g.dataset.fit) continue;
     const width = text.length * CHAR_W + 8;
     const badge = svg('g', { 'data-testid': 'fit-badge', 'data-node': name, transform: `translate(${x - width / 2},${y + h / 2 - 4})` });

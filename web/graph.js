@@ -3,13 +3,18 @@
 // (layout-worker.js) and drawn as SVG. The page scrolls over it like over any page (one finger,
 // plain wheel); ctrl/⌘ + wheel or a pinch zooms, a mouse drag or two fingers pan. The graph is one
 // tab stop (a roving tabindex): arrow keys move between nodes, Enter opens a node's properties,
-// + and − zoom, 0 fits, Shift + arrows pan.
+// + and − zoom, 0 fits, Shift + arrows pan. A deep graph is drawn collapsed (collapse.js): a box
+// may stand for a chain or a block of nodes, wears its worst member's state and opens on a click
+// or Enter; a node inside one is selected or highlighted through its box.
 import { opLabel } from './ops.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 const NODE_H = 28, CHAR_W = 7, PAD_W = 18, MIN_W = 56;
 const MIN_ZOOM = 0.02, MAX_ZOOM = 4, READABLE_ZOOM = 0.8;
 export const STATES = ['applied', 'refused', 'unsupported', 'plain'];
+// A collapsed box wears the first of its members' states in this order, as a node wears the first
+// that holds of its own (app.js, statesOf).
+const WORST = ['unsupported', 'applied', 'refused', 'plain'];
 // What a screen reader says after the node's box text and name ("Relu /x/Relu, untouched"); the
 // legend's words.
 const SPOKEN = { applied: 'rewritten', refused: 'match refused or skipped', unsupported: 'the target cannot run it', plain: 'untouched' };
@@ -55,7 +60,10 @@ export class GraphView {
     this.nextId = 0;
     this.layouts = new WeakMap();  // description -> layout, so switching views back is instant
     this.view = { x: 0, y: 0, k: 1 };
-    this.nodes = new Map();  // name -> {g, x, y, w, h}
+    this.nodes = new Map();  // name -> its box {g, x, y, w, h, names}: its own, or the collapsed one holding it
+    this.collapse = true;  // deep graphs drawn collapsed (the page's "Collapse" switch)
+    this.open = new Set();  // the collapsed boxes the user opened, by id
+    this.onRedraw = null;  // redraws the page's graphs after a box is opened (else this one alone)
     this.shown = null;
     this.failed = null;  // why the layout worker cannot lay anything out
     this.current = null;  // the node holding the graph's one tab stop
@@ -93,22 +101,50 @@ export class GraphView {
     return this.worker;
   }
 
+  // One layout per description and set of opened boxes, kept.
   layout(description) {
-    if (this.layouts.has(description)) return this.layouts.get(description);
-    if (this.failed) return Promise.reject(this.failed);
-    const labels = description.nodes.map(opLabel);
-    const nodes = labels.map((l) => ({ width: Math.max(MIN_W, l.length * CHAR_W + PAD_W), height: NODE_H }));
+    const key = this.collapse ? [...this.open].sort().join('\n') : false;
+    if (!this.layouts.has(description)) this.layouts.set(description, new Map());
+    const kept = this.layouts.get(description);
+    if (!kept.has(key)) kept.set(key, this.lay(description));
+    return kept.get(key);
+  }
+
+  async lay(description) {
+    if (this.failed) throw this.failed;
+    const edges = edgesOf(description);
+    // Offline before its first use, the graph is drawn whole.
+    const collapsed = this.collapse && await import('./collapse.js').then((m) => m.collapse(description, edges, new Set(this.open)), () => null);
+    const { units, edges: unitEdges } = collapsed
+      || { units: description.nodes.map((n, i) => ({ id: n.name, kind: 'node', members: [i], label: opLabel(n) })), edges };
+    const nodes = units.map((u) => ({ width: Math.max(MIN_W, u.label.length * CHAR_W + PAD_W), height: NODE_H }));
     const id = this.nextId++;
-    const promise = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }))
-      .then((result) => ({ ...result, labels, sizes: nodes }));
-    this.layoutWorker().postMessage({ id, nodes, edges: edgesOf(description) });
-    this.layouts.set(description, promise);
-    return promise;
+    const result = await new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.layoutWorker().postMessage({ id, nodes, edges: unitEdges });
+    });
+    return { ...result, units, sizes: nodes };
+  }
+
+  // Opens a collapsed box and draws again, the view's zoom kept and what the box held where it was.
+  expand(id) {
+    const box = [...this.nodes.values()].find((n) => n.g.dataset.group === id);
+    if (!box) return;
+    this.open.add(id);
+    this.anchor = { names: box.names, x: this.view.x + box.x * this.view.k, y: this.view.y + box.y * this.view.k };
+    if (this.onRedraw) this.onRedraw(); else this.show(this.shown, this.states);
+  }
+
+  // Collapsing on or off, every box closed again.
+  setCollapse(on) {
+    this.collapse = on;
+    this.open.clear();
   }
 
   // Instead of a graph: a sentence saying why there is none.
   showMessage(message) {
     this.nodes = new Map();
+    this.drawn = null;
     this.viewport = null;
     const p = document.createElement('p');
     p.className = 'graph-message';
@@ -121,10 +157,14 @@ export class GraphView {
   async show(description, states) {
     const host = this.el.host;
     host.dataset.ready = 'false';
+    const ticket = this.ticket = {};  // the last draw asked for is the one drawn
+    const again = this.drawn === description;  // drawn again (a box opened): the view is kept
+    const hadFocus = host.contains(document.activeElement);
     this.shown = description;
+    this.states = states;
     const started = performance.now();
     const layout = await this.layout(description);
-    if (this.shown !== description) return null;  // another view was asked for meanwhile
+    if (this.ticket !== ticket) return null;  // another view was asked for meanwhile
     const laidOut = performance.now();
     const root = svg('svg', { class: 'graph-svg', role: 'group', 'aria-roledescription': 'graph',
       'aria-describedby': 'graph-hint' });
@@ -137,29 +177,44 @@ export class GraphView {
     this.current = null;
     const counts = Object.fromEntries(STATES.map((s) => [s, 0]));
     const fragment = document.createDocumentFragment();
-    description.nodes.forEach((node, i) => {
+    const counted = svg('g', { class: 'counts', 'aria-hidden': 'true', 'pointer-events': 'none' });
+    layout.units.forEach((unit, i) => {
       const { x, y } = layout.nodes[i];
       const { width: w, height: h } = layout.sizes[i];
-      const state = states.get(node.name) ?? 'plain';
-      counts[state] += 1;
-      const g = svg('g', { class: `node ${state}`, transform: `translate(${x - w / 2},${y - h / 2})`, role: 'button',
-        tabindex: '-1', 'aria-label': `${layout.labels[i]} ${node.name}, ${SPOKEN[state]}`,
-        'data-testid': 'graph-node', 'data-node': node.name, 'data-state': state });
+      const names = unit.members.map((m) => description.nodes[m].name);
+      const held = names.map((n) => states.get(n) ?? 'plain');
+      for (const s of held) counts[s] += 1;
+      const state = WORST.find((s) => held.includes(s));
+      const many = unit.kind !== 'node';
+      // A collapsed box says how many nodes it holds and their states with their counts, and opens
+      // (aria-expanded): "layer1 (22 nodes): 10 rewritten, 12 untouched".
+      const tally = (s) => held.filter((h) => h === s).length;
+      const spoken = many ? `${unit.label}${unit.kind === 'block' ? '' : ` (${names.length} nodes)`}: ${WORST.filter((s) => held.includes(s))
+        .map((s) => `${tally(s)} ${SPOKEN[s]}`).join(', ')}` : `${unit.label} ${names[0]}, ${SPOKEN[state]}`;
+      const g = svg('g', { class: `node ${state}${many ? ' group' : ''}`, transform: `translate(${x - w / 2},${y - h / 2})`, role: 'button',
+        tabindex: '-1', 'aria-label': spoken, 'data-state': state,
+        ...(many ? { 'data-testid': 'graph-group', 'data-group': unit.id, 'aria-expanded': 'false' } : { 'data-testid': 'graph-node', 'data-node': names[0] }) });
       const text = svg('text', { x: w / 2, y: h / 2 + 4, 'text-anchor': 'middle', 'aria-hidden': 'true' });
-      text.textContent = layout.labels[i];
-      g.append(svg('rect', { class: 'halo', x: -5, y: -5, width: w + 10, height: h + 10, rx: 8 }),
-        svg('rect', { class: 'box', width: w, height: h, rx: 4 }), text);
+      text.textContent = unit.label;
+      g.append(svg('rect', { class: 'halo', x: -5, y: -5, width: w + 10, height: h + 10, rx: 8 }));
+      if (many) g.append(svg('rect', { class: 'box stack', x: 3, y: 3, width: w, height: h, rx: 4 }));
+      g.append(svg('rect', { class: 'box', width: w, height: h, rx: 4 }), text);
       if (state !== 'plain') g.append(svg('use', { href: `#glyph-${state}`, class: 'glyph', x: w - 6, y: -6, width: 12, height: 12 }));
+      // Its worst state's count beside the glyph, outside the button, whose name says it in words
+      // (a button's name must hold the text it shows, WCAG 2.5.3).
+      if (many && state !== 'plain') counted.append(Object.assign(svg('text', { x: x + w / 2 + 8, y: y - h / 2 + 3 }), { textContent: String(tally(state)) }));
       fragment.append(g);
-      this.nodes.set(node.name, { g, x, y, w, h });
+      const box = { g, x, y, w, h, names };
+      for (const name of names) this.nodes.set(name, box);
     });
-    viewport.append(fragment);
+    viewport.append(fragment, counted);
     root.append(viewport);
-    root.setAttribute('aria-label', `Model graph, ${description.nodes.length} nodes: ` +
+    root.setAttribute('aria-label', `Model graph, ${description.nodes.length} nodes in ${layout.units.length} boxes: ` +
       STATES.map((s) => `${counts[s]} ${SPOKEN[s]}`).join(', '));
     host.replaceChildren(root);
     this.svg = root;
     this.viewport = viewport;
+    this.drawn = description;
     this.size = { width: layout.width, height: layout.height };
     for (const s of STATES) {
       const count = this.el.legend.querySelector(`[data-state="${s}"] .count`);
@@ -167,7 +222,22 @@ export class GraphView {
     }
     // The tab stop stays on the node that had it when the other view has it too, else the first.
     this.setCurrent(this.nodes.has(previous) ? previous : description.nodes[0]?.name);
-    this.home();
+    if (hadFocus) this.nodes.get(this.current)?.g.focus({ preventScroll: true });
+    const anchor = again && this.anchor;
+    this.anchor = null;
+    if (anchor) {
+      // What the opened box held, where the box was, at the same zoom; moved just enough to bring
+      // its start (its top, its left) into the graph's box.
+      const boxes = anchor.names.map((n) => this.nodes.get(n)), { k } = this.view, { width, height } = this.box();
+      const x0 = Math.min(...boxes.map((b) => b.x - b.w / 2)) * k, x1 = Math.max(...boxes.map((b) => b.x + b.w / 2)) * k;
+      const y0 = Math.min(...boxes.map((b) => b.y - b.h / 2)) * k, y1 = Math.max(...boxes.map((b) => b.y + b.h / 2)) * k;
+      const into = (t, lo, hi, size) => Math.max(16 - lo, Math.min(t, size - 16 - hi));
+      const x = into(anchor.x - (x0 + x1) / 2, x0, x1, width), y = into(anchor.y - (y0 + y1) / 2, y0, y1, height);
+      this.view = { k, x, y };
+      this.apply();
+    } else if (again && this.mode !== 'home') {
+      if (this.mode) this[this.mode](); else this.apply();
+    } else this.home();
     const rendered = performance.now();
     host.dataset.layoutMs = String(Math.round(laidOut - started));
     host.dataset.workerLayoutMs = String(Math.round(layout.ms));
@@ -231,10 +301,11 @@ export class GraphView {
     this.apply();
   }
 
-  // Marks these nodes and brings them into view; returns how many of them this view has.
+  // Marks these nodes (or the collapsed boxes holding them) and brings them into view; returns how
+  // many of them this view has.
   highlight(names) {
     for (const n of this.nodes.values()) n.g.classList.remove('hl');
-    const found = names.map((name) => this.nodes.get(name)).filter(Boolean);
+    const found = [...new Set(names.map((name) => this.nodes.get(name)).filter(Boolean))];
     if (!found.length) return 0;
     for (const n of found) n.g.classList.add('hl');
     const x0 = Math.min(...found.map((n) => n.x - n.w / 2)), x1 = Math.max(...found.map((n) => n.x + n.w / 2));
@@ -292,6 +363,13 @@ export class GraphView {
     return best;
   }
 
+  // A click or Enter on a box: a node is selected, a collapsed box opens.
+  pick(g) {
+    if (g.dataset.group) return this.expand(g.dataset.group);
+    this.select(g.dataset.node);
+    this.onSelect(g.dataset.node);
+  }
+
   bindInput() {
     const host = this.el.host;
     // Mouse: a drag pans. Captured once it moves, so a click without moving stays a click on the
@@ -319,9 +397,7 @@ export class GraphView {
     host.addEventListener('pointercancel', up);
     host.addEventListener('click', (e) => {
       const node = e.target.closest?.('.node');
-      if (!node || dragged) return;
-      this.select(node.dataset.node);
-      this.onSelect(node.dataset.node);
+      if (node && !dragged) this.pick(node);
     });
     // Touch: one finger is the page's (it scrolls); two fingers pan and pinch.
     let fingers = null;
@@ -359,7 +435,7 @@ export class GraphView {
       else if (direction && this.current) action = () => this.focusNode(this.neighbour(this.current, direction) ?? this.current);
       else if (e.key === 'Enter' || e.key === ' ') {
         const node = e.target.closest?.('.node');
-        if (node) action = () => { this.select(node.dataset.node); this.onSelect(node.dataset.node); };
+        if (node) action = () => this.pick(node);
       } else {
         action = { '+': () => this.zoom(1.25), '=': () => this.zoom(1.25), '-': () => this.zoom(0.8), 0: () => this.fit() }[e.key];
       }

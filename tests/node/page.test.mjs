@@ -540,8 +540,9 @@ test('what loads before the first conversion weighs at most 420 KB gzipped', asy
   console.log(`# page weight before the first conversion, gzipped: ${(total / 1024).toFixed(1)} KB: ` +
     Object.entries(sizes).map(([n, b]) => `${n} ${(b / 1024).toFixed(1)} KB`).join(', '));
   for (const part of ['index.html', 'app.js', 'worker.js', 'onnx_lattice.wasm']) assert.ok(part in sizes, `${part} was loaded`);
-  // Loaded on first use: the side-by-side view, the check and the repair.
-  for (const part of ['compare.js', 'compare.css', 'distance-overlay.js', 'check-run.js']) assert.ok(!(part in sizes), `${part} was loaded`);
+  // Loaded on first use: the side-by-side view, the gathering of a deep graph into boxes, the check
+  // and the repair.
+  for (const part of ['compare.js', 'compare.css', 'distance-overlay.js', 'collapse.js', 'check-run.js']) assert.ok(!(part in sizes), `${part} was loaded`);
   assert.ok(total <= 420 * 1024, `${total} bytes`);
 });
 
@@ -578,6 +579,13 @@ async function graphReady(page) {
   }));
 }
 
+// The graph drawn one box per node, as the tests of single nodes want it: a deep graph (the sample
+// too) opens collapsed.
+async function everyNode(page) {
+  await page.uncheck('[data-testid="graph-collapse"]');
+  return graphReady(page);
+}
+
 async function switchGraph(page, view) {
   await page.check(`[data-testid="graph-switch"] input[value="${view}"]`);
   return graphReady(page);
@@ -593,6 +601,7 @@ async function checkGraph(label, model) {
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.setInputFiles('[data-testid="file-input"]', model);
   assert.match(await waitDone(page), /^Done/);
+  await everyNode(page);
   const expected = cli(model);
   const views = { converted: api.describe(expected.bytes), input: api.describe(readFileSync(model)) };
   const times = {};
@@ -647,7 +656,7 @@ async function sampleAllStates(page) {
   await page.uncheck(`[data-match-id="${POOL}"] input`);
   await page.click('[data-testid="convert"]');
   assert.match(await waitDone(page), /^Done/);
-  return graphReady(page);
+  return everyNode(page);
 }
 
 test('a node the target cannot run is drawn so whatever its match did, and the legend counts the report\'s', async () => {
@@ -683,6 +692,7 @@ test('a match row brings its nodes into view highlighted, and a node opens its p
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
+  await everyNode(page);
   await graphReady(page);
   const report = await pageReport(page);
   const m = report.matches.find((x) => x.applied && x.pattern === 'LatticeSPPFMaxPoolPattern');
@@ -725,6 +735,7 @@ test('"Show in graph" looks in each view for that view\'s nodes of the match', a
   const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
+  await everyNode(page);
   await graphReady(page);
   const report = await pageReport(page);
   const m = report.matches.find((x) => x.applied && x.pattern === 'LatticeSPPFMaxPoolPattern');
@@ -746,6 +757,106 @@ test('"Show in graph" looks in each view for that view\'s nodes of the match', a
   await page.click(`[data-match-id="${m.id}"] .meta`);
   await page.waitForFunction(() => document.querySelector('[data-testid="graph-node"].hl'));
   assert.deepEqual(await page.$$eval('[data-testid="graph-node"].hl', (ns) => ns.map((n) => n.dataset.node).sort()), [...m.nodes].sort());
+  await context.close();
+});
+
+// The graph's boxes as drawn: how many, the zoom, and each label's size in the window's pixels
+// (its font size times the zoom: the SVG's user unit is a CSS pixel), the smallest first.
+const drawnLabels = (page) => page.$eval('[data-testid="graph"]', (host) => {
+  const box = host.getBoundingClientRect();
+  const k = Number(host.querySelector('.viewport').getAttribute('transform').match(/scale\(([-\d.e]+)\)/)[1]);
+  const labels = [...host.querySelectorAll('.node > text')].map((t) => ({
+    text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * k, height: t.getBoundingClientRect().height }));
+  const inside = [...host.querySelectorAll('.node')].every((n) => {
+    const r = n.getBoundingClientRect();
+    return r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom;
+  });
+  return { k, boxes: labels.length, groups: host.querySelectorAll('[data-testid="graph-group"]').length, inside,
+    smallest: labels.reduce((a, b) => (b.px < a.px ? b : a)) };
+});
+
+for (const [width, height] of [[1280, 800], [390, 844]]) {
+  test(`ResNet-50 at ${width}×${height}: Fit shows the whole graph collapsed, every label at 9 px or more; no horizontal scroll, axe finds nothing serious`, { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
+    const { page, context, consoleErrors } = await openPage({ viewport: { width, height }, bypassCSP: true });
+    await page.setInputFiles('[data-testid="file-input"]', join(ZOO, 'resnet50.onnx'));
+    assert.match(await waitDone(page), /^Done/);
+    await graphReady(page);
+    await page.click('#zoom-fit');
+    const fitted = await drawnLabels(page);
+    const nodes = (await pageReport(page)).output.nodes;
+    // Each box at 9 px: 12 px text at a zoom of 0.75 or more.
+    assert.ok(fitted.inside, 'Fit shows every box');
+    assert.ok(fitted.smallest.px >= 9 && fitted.smallest.height >= 9, JSON.stringify(fitted));
+    assert.ok(fitted.boxes < nodes / 4 && fitted.groups > 0, JSON.stringify(fitted));
+    // Every node is held by a box: the boxes' members and the single nodes add up to the model's.
+    const held = await page.$$eval('[data-testid="graph"] .node', (gs) => gs.map((g) => (g.dataset.node ? 1 : Number(g.getAttribute('aria-label').match(/\((\d+) nodes\):/)[1]))));
+    assert.equal(held.reduce((a, b) => a + b, 0), nodes);
+    assert.equal(Object.values(await legendCounts(page)).reduce((a, b) => a + b, 0), nodes, 'the legend counts nodes, not boxes');
+    // The same Fit with every node its own box, for the record (docs/page.md).
+    await everyNode(page);
+    await page.click('#zoom-fit');
+    const whole = await drawnLabels(page);
+    console.log(`# ResNet-50 at ${width}×${height}, Fit: ${fitted.boxes} boxes (${fitted.groups} collapsed) for ${nodes} nodes, ` +
+      `labels ${fitted.smallest.px.toFixed(1)} px (zoom ${fitted.k.toFixed(2)}); every node its own box: ` +
+      `${whole.boxes} boxes, labels ${whole.smallest.px.toFixed(1)} px (zoom ${whole.k.toFixed(2)})`);
+    await page.check('[data-testid="graph-collapse"]');
+    await graphReady(page);
+    const { overflow, bad } = await phoneState(page);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
+    assert.deepEqual(bad, []);
+    assert.deepEqual(consoleErrors, []);
+    await context.close();
+  });
+}
+
+test('a node inside a collapsed box: "Show in graph" and a selection mark the box, which wears its members\' worst state and count; a click or Enter opens it, down to the node', { skip: !existsSync(join(ZOO, 'resnet50.onnx')) && 'no zoo' }, async () => {
+  const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
+  await page.setInputFiles('[data-testid="file-input"]', join(ZOO, 'resnet50.onnx'));
+  assert.match(await waitDone(page), /^Done/);
+  await graphReady(page);
+  const report = await pageReport(page);
+  const converted = new Set(api.describe(cli(join(ZOO, 'resnet50.onnx')).bytes).nodes.map((n) => n.name));
+  const m = report.matches.find((x) => x.applied && x.new_nodes.some((n) => n.startsWith('/layer3/')));
+  const name = m.new_nodes.find((n) => converted.has(n));
+  assert.ok(name.startsWith('/layer3/'), name);
+  await page.click(`[data-match-id="${m.id}"] .meta`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph"] .node.hl'));
+  const marked = () => page.$$eval('[data-testid="graph"] .node', (gs) => gs.filter((g) => g.matches('.hl, .selected')).map((g) => ({
+    group: g.dataset.group, node: g.dataset.node, count: [...document.querySelectorAll('[data-testid="graph"] .counts text')]
+      .find((t) => { const a = t.getBoundingClientRect(), b = g.querySelector('.glyph').getBoundingClientRect(); return Math.abs(a.top - b.top) < 8 && a.left > b.left; })?.textContent, hl: g.classList.contains('hl'), selected: g.classList.contains('selected'),
+    state: g.dataset.state, label: g.getAttribute('aria-label') })));
+  let boxes = await marked();
+  // The box holding the node is highlighted and selected, its properties shown.
+  assert.ok(boxes.some((b) => b.group === '/layer3' && b.hl && b.selected), JSON.stringify(boxes));
+  assert.ok((await page.textContent('#props-heading')).includes(name));
+  // It wears the worst of its members' states (rewritten here: none the target cannot run) with
+  // their count, and says the count of each (checked against every node's own box below).
+  const layer3 = boxes.find((b) => b.group === '/layer3');
+  assert.equal(layer3.state, 'applied');
+  assert.equal(report.unsupported.length, 0);
+  // A click opens it: what it held is drawn in its place, the selection kept on the box holding
+  // the node; Enter opens that one, and so on down to the node itself, selected.
+  await page.click('[data-testid="graph"] [data-group="/layer3"]');
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-group^="/layer3/"]');
+  for (let steps = 0; !(await page.$(`[data-testid="graph"] [data-node="${name}"]`)) && steps < 5; ++steps) {
+    await page.waitForSelector('[data-testid="graph"][data-ready="true"] .node.selected');
+    await page.focus('[data-testid="graph"] .node.selected');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid="graph"][data-ready="true"]');
+  }
+  await page.waitForSelector(`[data-testid="graph"] [data-node="${name}"].selected`);
+  assert.equal(await page.$('[data-testid="graph"] [data-group="/layer3"]'), null, 'opened');
+  assert.ok(await page.$('[data-testid="graph"] [data-group="/layer4"]'), 'the others stay closed');
+  // Unticked, every node is drawn; ticked again, every box is closed again.
+  const shown = (await everyNode(page)).nodes.filter((n) => n.name.startsWith('/layer3/'));
+  assert.equal(await page.$('[data-testid="graph-group"]'), null);
+  const rewritten = shown.filter((n) => n.state === 'applied').length;
+  assert.equal(layer3.label, `layer3 (${shown.length} nodes): ${rewritten} rewritten, ${shown.length - rewritten} untouched`);
+  assert.equal(layer3.count, String(rewritten), 'the count beside its glyph');
+  await page.check('[data-testid="graph-collapse"]');
+  await graphReady(page);
+  assert.ok(await page.$('[data-testid="graph"] [data-group="/layer3"]'));
+  assert.deepEqual(consoleErrors, []);
   await context.close();
 });
 
@@ -782,6 +893,7 @@ async function sampleSideBySide() {
 }
 
 async function sideBySide(page) {
+  await everyNode(page);
   await page.check('[data-testid="graph-switch"] input[value="both"]');
   await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"]', { timeout: 60_000 });
   await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-change]', { timeout: 60_000 });
@@ -850,6 +962,46 @@ test('side by side: a stride-2 Conv picked in the input selects its Conv and Max
   await switchGraph(page, 'converted');
   assert.equal(await page.$('[data-testid="graph-converted"]'), null);
   assert.equal(await page.isVisible('#legend [data-state="applied"]'), true);
+  assert.deepEqual(consoleErrors, []);
+  await context.close();
+});
+
+test('side by side, "Show in graph" highlights each pane\'s own nodes, those only the converted model has too, and stays side by side; collapsed, the boxes holding them', async () => {
+  const { page, context, consoleErrors } = await sampleSideBySide();
+  const report = await pageReport(page);
+  const m = report.matches.find((x) => x.id === 'LatticeStride2ConvBnReLUPattern:/stem/stem.0/Conv');
+  const inPane = async (testid) => new Set((await paneNodes(page, testid)).map((n) => n.name));
+  const panes = { graph: await inPane('graph'), 'graph-converted': await inPane('graph-converted') };
+  const pool = '/stem/stem.0/Conv.pool';  // the MaxPool the rewrite added: only in the converted model
+  assert.ok(panes['graph-converted'].has(pool) && !panes.graph.has(pool));
+  const lit = (testid) => page.$$eval(`[data-testid="${testid}"] .node.hl`, (gs) => gs.map((g) => g.dataset.node ?? g.dataset.group).sort());
+  await page.click(`[data-match-id="${m.id}"] .meta`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-converted"] .node.hl'));
+  assert.equal(await page.isChecked('[data-testid="graph-switch"] input[value="both"]'), true, 'still side by side');
+  assert.deepEqual(await lit('graph'), m.nodes.filter((n) => panes.graph.has(n)).sort());
+  assert.deepEqual(await lit('graph-converted'), m.new_nodes.filter((n) => panes['graph-converted'].has(n)).sort());
+  // Each highlighted node is inside its pane's box.
+  for (const testid of ['graph', 'graph-converted']) {
+    const inside = await page.$eval(`[data-testid="${testid}"]`, (host) => {
+      const box = host.getBoundingClientRect();
+      return [...host.querySelectorAll('.node.hl')].every((g) => { const r = g.getBoundingClientRect(); return r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom; });
+    });
+    assert.ok(inside, testid);
+  }
+  // An audit entry is about the converted model: its node is highlighted there.
+  const unsupported = report.unsupported[0].node;
+  await page.$eval(`[data-testid="audit"] button[aria-label="Show in graph: ${unsupported}"]`, (b) => b.click());  // in a closed group
+  await page.waitForFunction((n) => document.querySelector(`[data-testid="graph-converted"] [data-node="${n}"].hl`), unsupported);
+  assert.equal(await page.isChecked('[data-testid="graph-switch"] input[value="both"]'), true, 'still side by side');
+  // Collapsed, the box holding the MaxPool is highlighted in the converted pane.
+  await page.check('[data-testid="graph-collapse"]');
+  await page.waitForSelector('[data-testid="graph-converted"][data-ready="true"] [data-testid="graph-group"]');
+  await page.waitForSelector('[data-testid="graph"][data-ready="true"] [data-testid="graph-group"]');
+  assert.equal(await page.$(`[data-testid="graph-converted"] [data-node="${pool}"]`), null, 'the MaxPool is in a collapsed box');
+  await page.click(`[data-match-id="${m.id}"] .meta`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="graph-converted"] .node.hl'));
+  const holding = await page.$$eval('[data-testid="graph-converted"] .node.hl', (gs) => gs.map((g) => g.getAttribute('aria-label')));
+  assert.ok(holding.length > 0 && holding.every((l) => /\(\d+ nodes\):/.test(l)), JSON.stringify(holding));
   assert.deepEqual(consoleErrors, []);
   await context.close();
 });
@@ -975,6 +1127,7 @@ test('the page scrolls over the graph; ctrl + wheel and pinch zoom, drag and two
   const { page, context } = await openPage({ hasTouch: true, viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
+  await everyNode(page);
   await graphReady(page);
   assert.match(await page.textContent('#graph-hint'), /Ctrl\/⌘ \+ wheel.*pinch.*drag.*two fingers/s);
   assert.equal(await page.isVisible('#graph-hint'), true);
@@ -1080,6 +1233,7 @@ for (const [width, height] of [[1280, 800], [390, 844]]) {
     const { page, context } = await openPage({ viewport: { width, height } });
     await page.click('[data-testid="sample-model"]');
     await waitDone(page);
+    await everyNode(page);
     await graphReady(page);
     const readableAtTop = async (view) => {
       const g = await graphGeometry(page);
@@ -1121,6 +1275,7 @@ test('after a resize from 1280 to 390 px and back the graph keeps its nodes in v
   const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
+  await everyNode(page);
   await graphReady(page);
   const settled = () => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
   const resize = async (width, height) => {
@@ -1158,10 +1313,11 @@ test('the graph is one tab stop: arrow keys move between named nodes, Enter and 
   const { page, context } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
+  await everyNode(page);
   const shown = await graphReady(page);
   const label = await page.$eval('[data-testid="graph"] svg', (s) => ({ role: s.getAttribute('role'), name: s.getAttribute('aria-label') }));
   assert.equal(label.role, 'group');
-  assert.match(label.name, new RegExp(`^Model graph, ${shown.nodes.length} nodes: `));
+  assert.match(label.name, new RegExp(`^Model graph, ${shown.nodes.length} nodes in ${shown.nodes.length} boxes: `));
   const stops = await page.$$eval('[data-testid="graph-node"]', (ns) => ns.filter((n) => n.tabIndex === 0).length);
   assert.equal(stops, 1, 'one node holds the tab stop');
   const focused = () => page.evaluate(() => ({ name: document.activeElement.dataset.node, label: document.activeElement.getAttribute('aria-label'),
@@ -1252,6 +1408,7 @@ test('the properties panel breaks names after / . _ only, never inside a word th
     const { page, context } = await openPage({ viewport: { width, height } });
     await page.click('[data-testid="sample-model"]');
     await waitDone(page);
+    await everyNode(page);
     await graphReady(page);
     await page.click('#zoom-fit');
     let inNames = 0;
@@ -1272,6 +1429,7 @@ test('the properties panel breaks names after / . _ only, never inside a word th
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.setInputFiles('[data-testid="file-input"]', fixture('yolo_dynamic_batch.onnx'));
   await waitDone(page);
+  await everyNode(page);
   assert.match(await page.textContent('[data-testid="model-card"]'), /input: float \[N, 3, 64, 64\]/);
   await switchGraph(page, 'input');
   await page.click('#zoom-fit');
@@ -1300,6 +1458,7 @@ test('on a phone, a node clicked in the graph scrolls its properties into view',
   const { page, context } = await openPage({ viewport: { width: 390, height: 844 }, hasTouch: true });
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
+  await everyNode(page);
   await graphReady(page);
   const props = () => page.$eval('[data-testid="node-props"]', (p) => p.getBoundingClientRect().toJSON());
   // The graph's bottom at the window's bottom: the panel, below the graph, is out of sight.
@@ -1440,6 +1599,7 @@ test('warnings sit in their match row, and the audit is grouped by op and reason
   const { page, context } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', fixture('everything.onnx'));
   await waitDone(page);
+  await everyNode(page);
   const report = await pageReport(page);
   for (const m of report.matches) {
     const inRow = await page.$$eval(`[data-match-id="${m.id}"] .row-warnings li`, (ls) => ls.map((l) => l.textContent));
@@ -1522,12 +1682,18 @@ test('the sample converts with the keyboard alone, and focus never falls to the 
   assert.match(await waitDone(page), /^Done/);
   assert.equal(await active(), 'target');
   assert.equal((await pageReport(page)).options.target, 'lattice-advanced');
-  // On to the graph's one tab stop; Enter opens the node's properties. Their own "Show in graph"
-  // rebuilds the panel: focus goes to its heading, still in the page, and Tab goes on from there.
+  // On to the graph's one tab stop: Enter opens a collapsed box, the focus staying on what it held,
+  // until a node has it; Enter opens the node's properties. Their own "Show in graph" rebuilds the
+  // panel: focus goes to its heading, still in the page, and Tab goes on from there.
   steps = 0;
-  while (!(await page.evaluate(() => document.activeElement.matches('[data-testid="graph-node"]'))) && steps++ < 80) {
-    await page.keyboard.press('Tab');
+  const focused = () => page.evaluate(() => document.activeElement.dataset.testid);
+  while (!['graph-node', 'graph-group'].includes(await focused()) && steps++ < 80) await page.keyboard.press('Tab');
+  for (steps = 0; (await focused()) === 'graph-group' && steps < 5; ++steps) {
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('[data-testid="graph"]').dataset.ready === 'true' &&
+      document.activeElement.closest('[data-testid="graph"]'));
   }
+  assert.equal(await focused(), 'graph-node');
   const node = await page.evaluate(() => document.activeElement.dataset.node);
   await page.keyboard.press('Enter');
   await page.waitForFunction((n) => document.getElementById('props-heading').textContent.includes(n), node);
@@ -1553,7 +1719,9 @@ test('axe-core finds no serious or critical violation after a conversion', async
   await page.click('[data-testid="sample-model"]');
   await waitDone(page);
   await graphReady(page);
-  await page.click('[data-testid="graph-node"]');  // the properties panel filled in too
+  // The sample opens collapsed: a box opened, a node in it selected (the properties panel filled in too).
+  await page.click('[data-testid="graph-group"]');
+  await page.click('[data-testid="graph"][data-ready="true"] [data-testid="graph-node"]');
   await page.evaluate(() => document.querySelectorAll('[data-testid="audit-group"]').forEach((d) => { d.open = true; }));
   await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
   const results = await page.evaluate(() => window.axe.run(document));
@@ -1577,6 +1745,7 @@ test('the fixed-point selector: FPQ unticks folding, converts as `--fixed-point 
   const { page, context, consoleErrors } = await openPage();
   await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
   await waitDone(page);
+  await everyNode(page);
   assert.equal(await page.isHidden('[data-testid="fixed-point-summary"]'), true, 'no summary without a scheme');
   await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
   await waitDone(page);
@@ -1611,6 +1780,7 @@ test('under a fixed-point scheme each analysed layer wears its fit in the conver
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
   await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
   await waitDone(page);
+  await everyNode(page);
   await graphReady(page);
   // Each node marked or badged: its mark, its badge's words (the badges lie in one layer over the
   // nodes, by node name) and its accessible name.
@@ -1692,6 +1862,7 @@ test('side by side under FPQ the converted pane wears each analysed layer\'s fit
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.setInputFiles('[data-testid="file-input"]', fixture('bn_scales_up.onnx'));
   await waitDone(page);
+  await everyNode(page);
   await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
   await waitDone(page);
   await skipRangeFit(page);
@@ -1715,6 +1886,7 @@ test('under FPQ a share under the display\'s precision reads "< 0.1 %"; the find
   const { page, context, consoleErrors } = await openPage({ viewport: { width: 1280, height: 800 } });
   await page.setInputFiles('[data-testid="file-input"]', model);
   await waitDone(page);
+  await everyNode(page);
   await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
   await waitDone(page);
   await graphReady(page);
@@ -1771,6 +1943,7 @@ test('the snapped-kernels switch: each snapped row and node says what became of 
   const model = fixture('odd_convs.onnx');
   await page.setInputFiles('[data-testid="file-input"]', model);
   await waitDone(page);
+  await everyNode(page);
   const snapped = async () => page.$$eval('[data-testid="match-row"]', (rs) => Object.fromEntries(rs
     .filter((r) => r.querySelector('.weights')).map((r) => [r.dataset.matchId, r.querySelector('.weights').textContent])));
   const { bytes: reinitBytes, name: reinitName } = await downloadBytes(page, 'download');
@@ -2343,6 +2516,7 @@ test('under FPQ a check with the twin on samples marks each measured output in t
   const { page, context, consoleErrors } = await trainedInPage('calibration_png');
   await page.selectOption('[data-testid="fixed-point-select"]', 'fpq');
   await waitDone(page);
+  await everyNode(page);
   await page.setInputFiles('[data-testid="data-input"]', join(TRAINED, 'heldout.npy'));
   await page.check('[data-testid="check-fpq"]');
   const result = await runCheckInPage(page);
