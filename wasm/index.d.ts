@@ -678,6 +678,9 @@ export interface LayerFitSpec {
    *  at or below zero that the first fit also puts there replaced by the first fit's value (a Relu
    *  lets neither through); the result is the second fit's. Default false. */
   rectified?: boolean;
+  /** Per weight, in the node's layout, the largest magnitude the fit may give it (Infinity: free):
+   *  the fit is then the best one within those bounds (under FPQ, fpqWeightBounds' bounds). */
+  weightBounds?: Float32Array;
 }
 
 export interface LayerFit {
@@ -726,6 +729,12 @@ export interface SyncConverter {
    *  BatchNormalization's map taken out. */
   setLayerWeights(model: Uint8Array | ArrayBuffer,
                   layers: { node: string; weights: Float32Array; bias: Float32Array; throughBatchNorm?: boolean }[]): Uint8Array;
+  /** Under FPQ, how large the new weights of the Conv / Gemm labelled `node` may be for FPQ's range
+   *  fit to scale its input into range: `tensors`, the values whose ranges decide it; given their
+   *  per-channel ranges and MSE-optimal clips (as the range fit measures them), `bounds` per weight.
+   *  No `bounds`: the layer is not bounded (a BatchNormalization of its own rescales its rows). */
+  fpqWeightBounds(model: Uint8Array | ArrayBuffer, node: string, ranges: Record<string, number[]>,
+                  clips: Record<string, number[]>): { tensors: string[]; bounds?: Float32Array };
   version: string;
 }
 

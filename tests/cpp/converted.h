@@ -16,6 +16,7 @@ struct Converted {
 
 inline Converted convert_bytes(const std::string& bytes, const lattice::Options& options) {
   auto result = lattice::convert(test::bytes(bytes), options);
+  INFO((result.ok() ? std::string() : result.error().message));
   REQUIRE(result.ok());
   auto out = result->output(bytes);
   REQUIRE(out.has_value());

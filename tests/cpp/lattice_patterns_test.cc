@@ -233,6 +233,41 @@ TEST_CASE("under FPQ a stride-2 chain without a Relu warns that its new MaxPool 
   CHECK_FALSE(has({test::convert_bytes(bytes, only("LatticeStride2ConvBnReLUPattern"))}));
 }
 
+TEST_CASE("under FPQ a 1x1 stride-2 chain without a Relu, reading a Relu, pools its input instead") {
+  // x -> Relu -> r -> Conv(1x1, stride 2) -> BN -> y: a residual block's downsample. Under FPQ the
+  // MaxPool reads r (unsigned) and the conv the pooled grid; without FPQ, the pool after the chain.
+  auto model = test::conv_bn_model(4, true);
+  auto& g = *model.mutable_graph();
+  g.mutable_input(0)->clear_type();
+  test::set_input_shape(*g.mutable_input(0), "x", {1, 4, 5, 5});
+  for (auto& n : *g.mutable_node()) {
+    if (n.op_type() != "Conv") continue;
+    attr::set_ints(n, "strides", {2, 2});
+    n.set_input(0, "r");
+  }
+  test::add_node(g, "Relu", "relu", {"x"}, {"r"});
+  // In graph order: the Relu first.
+  for (int i = g.node_size() - 1; i > 0; --i) g.mutable_node()->SwapElements(i, i - 1);
+  const std::string bytes = model.SerializeAsString();
+  Options fpq = only("LatticeStride2ConvBnReLUPattern");
+  fpq.fixed_point = FixedPoint::kFpq;
+  Converted c{test::convert_bytes(bytes, fpq)};
+  const auto& conv = c.node("conv");
+  CHECK(ints(conv, "strides") == std::vector<int64_t>{1, 1});
+  const auto& pool = c.producer(conv.input(0));
+  REQUIRE(pool.op_type() == "MaxPool");
+  CHECK(pool.input(0) == "r");
+  CHECK(c.producer("y").op_type() == "BatchNormalization");
+  // 5 -> 3, as the stride-2 conv gave.
+  CHECK(c.shape("y") == Shape{1, 4, 3, 3});
+  const auto warnings = c.warnings_of("LatticeStride2ConvBnReLUPattern");
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("conv: Conv(stride=(2, 2)) replaced with MaxPool(kernel_size=2, stride=2) + Conv(stride=(1, 1))") == 0);
+  Converted plain{test::convert_bytes(bytes, only("LatticeStride2ConvBnReLUPattern"))};
+  CHECK(plain.producer("y").op_type() == "MaxPool");
+  CHECK(plain.producer(plain.node("conv").input(0)).op_type() == "Relu");
+}
+
 TEST_CASE("MaxPool snapping to 2x2 stride 2, and its warning") {
   auto c = convert_fixture("resnet_stem.onnx", only("LatticeMaxPool2dPattern"));
   const auto& pool = c.node("/stem/stem.3/MaxPool");
@@ -252,7 +287,8 @@ TEST_CASE("the emitted 2x2 pool has ceil_mode 1 from opset 10, where it exists, 
     m.mutable_opset_import(0)->set_version(opset);
     auto& g = *m.mutable_graph();
     g.mutable_node()->Clear();
-    test::set_input_shape(*g.mutable_input(0), "x", {1, 4, 5, 5});
+    g.mutable_input(0)->clear_type();
+  test::set_input_shape(*g.mutable_input(0), "x", {1, 4, 5, 5});
     auto& pool = test::add_node(g, "MaxPool", "pool", {"x"}, {"y"});
     attr::set_ints(pool, "kernel_shape", {3, 3});
     attr::set_ints(pool, "pads", {1, 1, 1, 1});

@@ -1,4 +1,4 @@
-// Repair's core through the package's module (fitLayer, fitBytes, setLayerWeights): one layer of
+// Repair's core through the package's module (fitLayer, fitBytes, setLayerWeights, fpqWeightBounds): one layer of
 // a converted model refitted from onnxruntime's activations, written back, and run again.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -106,6 +106,10 @@ test('the repair calls refuse bad input with coded errors', () => {
     /no node is labelled 'nope'/);
   refused(() => lattice.setLayerWeights(model, [{ node: 'nope' }]), /layers\[0\].weights must be a Float32Array/);
   assert.throws(() => lattice.setLayerWeights(new Uint8Array([1, 2, 3]), []), (e) => e.code === 'ERR_ONNX_LATTICE_MODEL');
+  refused(() => lattice.fpqWeightBounds(model, 'nope', {}, {}), /no node is labelled 'nope'/);
+  refused(() => lattice.fpqWeightBounds(model, '/stem/stem.0/Conv', { x: 'a' }, {}), /ranges\['x'\] must be an array of numbers/);
+  refused(() => lattice.fpqWeightBounds(model, '/stem/stem.0/Conv', {}, null), /clips must be an object/);
+  refused(() => lattice.fitLayer({ ...spec, weightBounds: new Float32Array(1) }), /the weight bounds hold 1 values where the weight shape needs/);
 });
 
 test('fitLayer runs a 3x3 64 -> 64 layer on 16384 rows in seconds', () => {

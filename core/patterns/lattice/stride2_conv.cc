@@ -1,5 +1,6 @@
 // A stride-2 Conv -> [BN] -> [Relu] chain with no MaxPool after it: the convolution keeps its
-// weights at stride 1 and the target's MaxPool (2x2 stride 2) does the downsampling.
+// weights at stride 1 and the target's MaxPool (2x2 stride 2) does the downsampling, after the
+// chain (under FPQ, before a 1x1 conv whose chain has no Relu: see graft).
 #include <algorithm>
 
 #include "core/onnx/attributes.h"
@@ -63,26 +64,6 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
   // is) depends on the size: unknown, the rewrite is refused naming it.
   if (auto s = pads_resolved(ctx, conv.input(0), c.window); !s) return s.error();
 
-  Replacement r;
-  onnx::NodeProto new_conv = conv;
-  attr::set_ints(new_conv, "strides", {1, 1});
-  if (c.window.auto_pad == "SAME_UPPER" || c.window.auto_pad == "SAME_LOWER") {
-    attr::remove(new_conv, "auto_pad");
-    attr::set_ints(new_conv, "pads", same_pads_stride1(c.window));
-  }
-  r.nodes.push_back(std::move(new_conv));
-  for (size_t step = 1; step < m.steps.size(); ++step) {
-    if (m.at(step) >= 0) r.nodes.push_back(ctx.view.node(m.at(step)));
-  }
-  // The chain's last node now writes a new tensor, and the pool takes over its output name.
-  std::string pooled_input = names.fresh(out + ".stride1");
-  r.nodes.back().set_output(0, pooled_input);
-  r.nodes.push_back(lattice_maxpool(ctx, names.fresh(label + ".pool"), pooled_input, out));
-  const PoolForm& form = lattice_target(ctx).max_pool;
-  r.warnings.push_back({label, fmt::format(
-      "{}: Conv(stride={}) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size={}, stride={}) — output will "
-      "differ; retraining recommended.",
-      label, tuple(c.window.strides), form.kernel, form.stride)});
   // FPQ's MaxPooling2D takes unsigned 1.7 (FPGA-UG-02228 Table 4.1): behind a Relu the pool loses
   // nothing, nor before one (or a Clip, which the target runs as ReLU6) that zeroes the negative
   // values anyway; but a chain without one read by anything else (a residual block's 1x1
@@ -93,8 +74,50 @@ Result<Replacement> graft(const MatchContext& ctx, const Match& m, NameAllocator
     return op == "Relu" || op == "Clip";
   };
   const auto& readers = ctx.view.consumers(out);
-  bool rectified_after = !ctx.view.is_graph_output(out) && !readers.empty() && std::all_of(readers.begin(), readers.end(), rectifier);
-  if (ctx.options.fixed_point == FixedPoint::kFpq && m.at(m.steps.size() - 1) < 0 && !rectified_after) {
+  const bool rectified_after = !ctx.view.is_graph_output(out) && !readers.empty() && std::all_of(readers.begin(), readers.end(), rectifier);
+  const bool signed_pool = ctx.options.fixed_point == FixedPoint::kFpq && m.at(m.steps.size() - 1) < 0 && !rectified_after;
+  // Such a chain's 1x1 conv reads each position alone, so under FPQ the pool goes before it, on
+  // its input, when a Relu (or Clip) wrote that: the values the pool reads are then unsigned, and
+  // the conv at stride 1 reads the pooled grid, of the size the stride-2 one gave.
+  const int writer = ctx.view.producer(conv.input(0));
+  const bool pool_first = signed_pool && c.window.kernel[0] == 1 && c.window.kernel[1] == 1 &&
+                          std::all_of(c.window.pads.begin(), c.window.pads.end(), [](int64_t p) { return p == 0; }) &&
+                          writer >= 0 && rectifier(writer);
+
+  Replacement r;
+  onnx::NodeProto new_conv = conv;
+  attr::set_ints(new_conv, "strides", {1, 1});
+  if (c.window.auto_pad == "SAME_UPPER" || c.window.auto_pad == "SAME_LOWER") {
+    attr::remove(new_conv, "auto_pad");
+    attr::set_ints(new_conv, "pads", same_pads_stride1(c.window));
+  }
+  const PoolForm& form = lattice_target(ctx).max_pool;
+  if (pool_first) {
+    const std::string pooled = names.fresh(label + ".pool_output_0");
+    r.nodes.push_back(lattice_maxpool(ctx, names.fresh(label + ".pool"), conv.input(0), pooled));
+    new_conv.set_input(0, pooled);
+  }
+  r.nodes.push_back(std::move(new_conv));
+  for (size_t step = 1; step < m.steps.size(); ++step) {
+    if (m.at(step) >= 0) r.nodes.push_back(ctx.view.node(m.at(step)));
+  }
+  if (pool_first) {
+    r.warnings.push_back({label, fmt::format(
+        "{}: Conv(stride={}) replaced with MaxPool(kernel_size={}, stride={}) + Conv(stride=(1, 1)) — output will "
+        "differ; retraining recommended. Under FPQ the pool goes before this 1x1 conv, on its input, so that no "
+        "signed value (its BatchNormalization's, with no Relu after) reaches FPQ's MaxPooling2D",
+        label, tuple(c.window.strides), form.kernel, form.stride)});
+    return r;
+  }
+  // The chain's last node now writes a new tensor, and the pool takes over its output name.
+  std::string pooled_input = names.fresh(out + ".stride1");
+  r.nodes.back().set_output(0, pooled_input);
+  r.nodes.push_back(lattice_maxpool(ctx, names.fresh(label + ".pool"), pooled_input, out));
+  r.warnings.push_back({label, fmt::format(
+      "{}: Conv(stride={}) replaced with Conv(stride=(1, 1)) + MaxPool(kernel_size={}, stride={}) — output will "
+      "differ; retraining recommended.",
+      label, tuple(c.window.strides), form.kernel, form.stride)});
+  if (signed_pool) {
     r.warnings.push_back({label, fmt::format(
         "{}: under FPQ the new MaxPool reads signed values (no Relu before it), and FPQ's MaxPooling2D takes "
         "unsigned 1.7: every value below 0 becomes 0 on the device, a change the float model does not show "
@@ -114,7 +137,9 @@ const Pattern& stride2_conv_bn_relu_pattern() {
       .matches = "Conv stride 2 -> [BatchNormalization] -> [Relu], with no MaxPool after the chain (the target's "
                  "asymmetric stride-2 form, a Pad -> Conv(3x3, stride 2, pads 0) pair or a 3x3 stride-2 Conv with pads "
                  "[0, 0, 1, 1], which it runs, is left as it is)",
-      .emits = "the chain with the Conv at stride 1 (weights kept), then MaxPool(2x2, stride 2, pads 0, ceil_mode 1)",
+      .emits = "the chain with the Conv at stride 1 (weights kept), then MaxPool(2x2, stride 2, pads 0, ceil_mode 1); "
+               "under FPQ, a 1x1 Conv whose chain has no Relu and whose input a Relu writes: the MaxPool first, on "
+               "its input",
       .chain = {Step{{"Conv"}, is_stride2_conv, false}, Step{{"BatchNormalization"}, {}, true},
                 Step{{"Relu"}, {}, true}},
       .graft = graft,
