@@ -388,16 +388,13 @@ async function atSampleSizes(module, model, feeds) {
   }
 }
 
-// Under FPQ, a dense layer, whose rows no BatchNormalization of its own rescales (a head), is fitted
+// Under FPQ, a dense layer (a head, whose rows no BatchNormalization of its own rescales) is fitted
 // within the weights the range fit can then scale its input for, up to its values' MSE-optimal
-// clip: the core names the values whose ranges decide that, they are measured on the model as
-// repaired so far (the range fit's way, range_fit.mjs), and the core gives a bound per weight
-// (core/repair/weight_bounds.h). Null for a layer that is not bounded. Without it the refit head's
-// weights left the range fit to clip its activations far beyond their optimal clip (on the
-// residual CNN, channels 4 bits short of range).
-// The bounds are read on the model as the range fit will see it: after the scheme's exact
-// rewrites, whose new BatchNormalizations (a refit conv's bias moved into one) own parameters that
-// the exporter's may share, and so start groups the fit can scale.
+// clip: the core names the values whose ranges decide that, they are measured as the range fit
+// measures them (range_fit.mjs), and the core gives a bound per weight (core/repair/weight_bounds.h);
+// null for a layer that is not bounded. All on the model as the range fit will see it: after the
+// scheme's exact rewrites, whose new BatchNormalizations own parameters an exporter may share
+// between two, and so start groups the fit can scale.
 async function fpqWeightBounds(runtime, module, model, conversion, batches, node) {
   // A copy: the page's worker takes over the bytes it is handed.
   const settled = await module.settleFixedPoint(model.bytes.slice(), { ...twinOptions(conversion), describe: true });

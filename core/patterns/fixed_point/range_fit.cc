@@ -277,8 +277,8 @@ class RangeFit {
 
   // What this fit lets `node`'s weights be (fpq_weight_bounds): per input channel, the signed 0.7
   // top over the least scale its group's values need, up to their MSE-optimal clip; a channel no
-  // match rescales keeps the range itself. None for a layer the fit does not scale, or whose rows its own BatchNormalization
-  // rescales (the fit shrinks them as it needs).
+  // match rescales keeps the range itself. None for a layer the fit does not scale, or whose rows
+  // its own BatchNormalization rescales (the fit shrinks them as it needs).
   Result<FpqWeightBounds> weight_bounds(int node) {
     FpqWeightBounds out;
     const auto& n = ctx_.view.node(node);
