@@ -17,6 +17,10 @@
 // and the new weights written into the model), with each layer's fit size (P features, rows).
 //   node bench/repair.mjs SITE_DIR REPEATS [digits] [resnet50] [blazeface] [mlsd]
 //        (default: digits and resnet50)
+// Against another checkout (built), the Node CLI alone: this tree's repair and the baseline's, run
+// alternately in one run on the same machine, their medians and the ratios this / baseline, of the
+// repair's time (the report's) and of the process's peak resident size:
+//   node bench/repair.mjs --baseline OTHER_TREE REPEATS [digits] [resnet50] ...
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -34,12 +38,14 @@ const CACHE = process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lat
 const NODE_TARGET_MS = 60_000;  // ResNet-50's repair in Node on this 2-core machine
 const PAGE_RATIO = 2;
 
-const [site, repeatsArg, ...named] = process.argv.slice(2);
+const baselineMode = process.argv[2] === '--baseline';
+const [site, repeatsArg, ...named] = process.argv.slice(baselineMode ? 3 : 2);
 const repeats = Number(repeatsArg);
 const WILD = ['blazeface', 'mlsd'];
 const known = ['digits', 'resnet50', ...WILD];
 if (!site || !(repeats >= 1) || named.some((n) => !known.includes(n))) {
-  console.error(`usage: node bench/repair.mjs SITE_DIR REPEATS [${known.join('] [')}]`);
+  console.error(`usage: node bench/repair.mjs SITE_DIR REPEATS [${known.join('] [')}]\n` +
+    `       node bench/repair.mjs --baseline OTHER_TREE REPEATS [${known.join('] [')}]`);
   process.exit(2);
 }
 
@@ -109,16 +115,40 @@ const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const scratch = mkdtempSync(join(tmpdir(), 'onnx-lattice-bench-repair-'));
 const cli = join(ROOT, 'wasm/cli.mjs');
 
-// The Node CLI as a whole process: its time, its peak resident size and the report it wrote.
-function nodeRun(m, repair = true) {
+// The Node CLI (this tree's, or `cliPath`) as a whole process: its time, its peak resident size
+// and the report it wrote.
+function nodeRun(m, repair = true, cliPath = cli) {
   const out = join(scratch, 'out.onnx'), report = join(scratch, 'out.json');
   const args = ['convert', m.model, '-o', out, '--report', report, '--quiet', ...(repair ? ['--repair', '--calibration', m.calibration, '--check'] : [])];
   const started = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-f', 'peak-kib %M', process.execPath, cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync('/usr/bin/time', ['-f', 'peak-kib %M', process.execPath, cliPath, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (r.status !== 0) throw new Error(`the Node CLI failed on ${m.model}: ${r.stderr}`);
   const peak = 1024 * Number(/peak-kib (\d+)/.exec(r.stderr)[1]);
   return { ms, peak, report: JSON.parse(readFileSync(report, 'utf8')) };
+}
+
+if (baselineMode) {
+  const other = join(site, 'wasm/cli.mjs');
+  if (!existsSync(other)) throw new Error(`${other}: not a built checkout of onnx-lattice`);
+  try {
+    for (const m of models()) {
+      const mine = [], theirs = [];
+      for (let i = 0; i < repeats; ++i) {
+        theirs.push(nodeRun(m, true, other));
+        mine.push(nodeRun(m));
+      }
+      const repairMs = (runs) => median(runs.map((r) => r.report.repair.time_ms));
+      const peak = (runs) => median(runs.map((r) => r.peak));
+      console.log(`${m.name}, Node CLI convert --repair --check, median of ${repeats}: repair ${s(repairMs(theirs))} -> ${s(repairMs(mine))} ` +
+        `(${(repairMs(mine) / repairMs(theirs)).toFixed(2)}x); peak resident ${mib(peak(theirs))} -> ${mib(peak(mine))} ` +
+        `(${(peak(mine) / peak(theirs)).toFixed(2)}x); all repairs: baseline ${theirs.map((r) => s(r.report.repair.time_ms)).join(' ')}, ` +
+        `this tree ${mine.map((r) => s(r.report.repair.time_ms)).join(' ')}`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  process.exit(0);
 }
 
 // The resident size of every Chromium process together, in bytes.

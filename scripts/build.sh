@@ -56,7 +56,7 @@ cp "$ROOT/wasm/check.mjs" "$ROOT/wasm/check_sizes.mjs" "$ROOT/build/web/"
 cp "$ROOT/wasm/npy.mjs" "$ROOT/wasm/npz.mjs" "$ROOT/wasm/preprocess.mjs" "$ROOT/wasm/samples.mjs" "$ROOT/wasm/half.mjs" "$ROOT/build/web/"
 # The repair's steps and the model parts it runs (the fit itself is the converter's, in onnx_lattice_fit*.wasm),
 # and FPQ's range fit on the samples with the clips it chooses (the rewrite itself is the converter's).
-cp "$ROOT/wasm/repair.mjs" "$ROOT/wasm/submodel.mjs" "$ROOT/wasm/range_fit.mjs" "$ROOT/wasm/fpq_clip.mjs" "$ROOT/build/web/"
+cp "$ROOT/wasm/repair.mjs" "$ROOT/wasm/range_fit.mjs" "$ROOT/wasm/fpq_clip.mjs" "$ROOT/build/web/"
 cp "$ROOT/node_modules/fflate/esm/browser.js" "$ROOT/build/web/fflate.mjs"
 mkdir -p "$ROOT/build/web/ort"
 cp "$ROOT/node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs" \

@@ -4,10 +4,17 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fsHost } from './fs_host.mjs';
-import { joinParts } from './submodel.mjs';
 
 // The parts of an output file (Uint8Arrays) as one.
-export { joinParts };
+export function joinParts(parts) {
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
 
 const require = createRequire(import.meta.url);
 const factory = require('./dist/onnx_lattice.js');
@@ -26,7 +33,7 @@ export async function loadModule() {
 // (onnx_lattice_fit_mt, core/repair/parallel.h): its pthreads are worker threads, made as it loads
 // and waiting for the fit's work between fits; unreferenced, they do not keep the process alive
 // once everything else is done.
-// The repair's graph work (setLayerWeights): a module of its own (wasm/repair_bindings.cc), loaded
+// The repair's graph work (its session, fpqWeightBounds): a module of its own (wasm/repair_bindings.cc), loaded
 // with the fit module, so that the converter's, which the page loads first, does not carry it.
 export async function loadRepairModule() {
   const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_repair.wasm', import.meta.url));
@@ -183,8 +190,9 @@ export async function createEngine({ host = fsHost, fit = true } = {}) {
       return JSON.parse(result);
     },
     // Repair's core (core/repair/): the fit of one layer from activations onnxruntime computed,
-    // the bytes such a fit needs (to refuse a layer before running anything), and the new weights
-    // written into a model. Synchronous: each is one call into the module.
+    // the bytes such a fit needs (to refuse a layer before running anything), and the session
+    // that holds the models, cuts their parts and takes new weights. Synchronous: each is one call
+    // into the module.
     fitLayer: (spec) => {
       const result = guard(fitState, () => fitModule.fitLayer(spec));
       if (result.error !== undefined) throw thrown(result);
@@ -195,10 +203,18 @@ export async function createEngine({ host = fsHost, fit = true } = {}) {
       if (typeof result !== 'number') throw thrown(result);
       return result;
     },
-    setLayerWeights: (bytes, layers) => {
-      const input = toBytes(bytes);
-      const result = guard(repairState, () => repairModule.setLayerWeights(input, layers));
-      if (!(result instanceof Uint8Array)) throw thrown(result);
+    // The repair's session (core/repair/session.h): both models held in the module, parts cut
+    // from them, new weights written in place. openRepairSession gives {session}; repairSession
+    // (session, method, args) answers a method of it (wasm/repair_bindings.cc).
+    openRepairSession: (original, converted) => {
+      const [theirs, mine] = [toBytes(original), toBytes(converted)];
+      const result = guard(repairState, () => repairModule.openRepairSession(theirs, mine));
+      if (result.error !== undefined) throw thrown(result);
+      return result;
+    },
+    repairSession: (session, method, args) => {
+      const result = guard(repairState, () => repairModule.repairSession(session, method, args));
+      if (result.error !== undefined) throw thrown(result);
       return result;
     },
     // Under FPQ, how large a layer's new weights may be for the range fit to scale its input

@@ -723,12 +723,26 @@ export interface SyncConverter {
   fitLayer(spec: LayerFitSpec): LayerFit;
   /** The WebAssembly heap bytes fitLayer needs for such a spec (dims only). */
   fitBytes(spec: LayerFitSpec): number;
-  /** The model with new weights and biases for the Conv / Gemm nodes labelled `node`. The model
-   *  must hold its data inline. `throughBatchNorm`: the values are what the node and the
-   *  BatchNormalization that alone reads its output compute as one; the node takes them with the
-   *  BatchNormalization's map taken out. */
-  setLayerWeights(model: Uint8Array | ArrayBuffer,
-                  layers: { node: string; weights: Float32Array; bias: Float32Array; throughBatchNorm?: boolean }[]): Uint8Array;
+  /** The repair's session (core/repair/session.h): the original and the converted model held in
+   *  the module until `close`. Rejects with ERR_ONNX_LATTICE_MODEL for bytes that are no model. */
+  openRepairSession(original: Uint8Array | ArrayBuffer, converted: Uint8Array | ArrayBuffer): { session: number };
+  /** A call of a repair session, `which` being 'original' or 'converted':
+   *  `start(which, inputs, keep)` begins that model's runs (`inputs` held from the start, `keep` the
+   *  names that will be asked for); `next(which, held, commit, peek)` gives the part to run now
+   *  (`held`: {name: {type, dims}} of every tensor held), with the tensors to hold, those run
+   *  aside, and those to let go; `adopt(which, held)` takes what the last step ran aside as final;
+   *  `release(which, name)`; `setWeights(layers)` writes new weights and biases into the converted
+   *  model (`throughBatchNorm`: the values are what the node and the BatchNormalization that alone
+   *  reads its output compute as one; the node takes them with that map taken out); `bytes()` the
+   *  converted model as it is; `close()`. */
+  repairSession(session: number, method: 'start', args: [RepairModel, string[], string[]]): Record<string, never>;
+  repairSession(session: number, method: 'next', args: [RepairModel, Record<string, { type: string; dims: number[] }>, string[], string[]]): RepairPart;
+  repairSession(session: number, method: 'adopt', args: [RepairModel, string[]]): { drop: string[] };
+  repairSession(session: number, method: 'release', args: [RepairModel, string]): Record<string, never>;
+  repairSession(session: number, method: 'setWeights',
+                args: [{ node: string; weights: Float32Array; bias: Float32Array; throughBatchNorm?: boolean }[]]): Record<string, never>;
+  repairSession(session: number, method: 'bytes', args?: []): Uint8Array;
+  repairSession(session: number, method: 'close', args?: []): Record<string, never>;
   /** Under FPQ, how large the new weights of the Conv / Gemm labelled `node` may be for FPQ's range
    *  fit to scale its input into range: `tensors`, the values whose ranges decide it; given their
    *  per-channel ranges and MSE-optimal clips (as the range fit measures them), `bounds` per weight.
@@ -736,6 +750,28 @@ export interface SyncConverter {
   fpqWeightBounds(model: Uint8Array | ArrayBuffer, node: string, ranges: Record<string, number[]>,
                   clips: Record<string, number[]>): { tensors: string[]; bounds?: Float32Array };
   version: string;
+}
+
+/** The repair session's two models. */
+export type RepairModel = 'original' | 'converted';
+
+/** The part of a model a repair step runs (repairSession 'next'): no `bytes` when everything asked
+ *  is held already. */
+export interface RepairPart {
+  bytes?: Uint8Array;
+  /** The held tensors it is fed. */
+  inputs: string[];
+  /** The model's nodes it runs, by index. */
+  nodes: number[];
+  outputs: string[];
+  /** Among inputs and outputs, those that depend on the samples (fed a batch at a time). */
+  perSample: string[];
+  /** Outputs to hold from now on. */
+  hold: string[];
+  /** Outputs computed aside: held only after 'adopt'. */
+  aside: string[];
+  /** Held tensors nothing will read any more. */
+  drop: string[];
 }
 
 /** One option as a CLI command or an API call takes it (core/option_table.h). A flag worded

@@ -53,7 +53,10 @@ function converterOn(port) {
   const own = (bytes) => (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer] : []);
   return {
     fitLayer: (spec) => rpc('fitLayer', [spec]),
-    setLayerWeights: (bytes, layers) => rpc('setLayerWeights', [bytes, layers], own(bytes)),
+    // The repair's session lives in the conversion worker: the models are copied there once,
+    // and each step's part comes back, handed over.
+    openRepairSession: (original, converted) => rpc('openRepairSession', [original, converted]),
+    repairSession: (session, method, args) => rpc('repairSession', [session, method, args]),
     settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
     // Copies: the repair goes on with these bytes.
     describeAt: (bytes, shapes) => rpc('describeAt', [bytes, shapes]),

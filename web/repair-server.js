@@ -1,6 +1,6 @@
 // The repair's and the FPQ twin's calls into the converter (loaded by the conversion worker on the
 // first repair or twin): the check's worker, which runs onnxruntime, asks on a port of its own;
-// fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), setLayerWeights and
+// fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), the repair session and
 // fpqWeightBounds the repair's (onnx_lattice_repair, loaded with the fit), fpqTwin the FPQ twin's
 // (onnx_lattice_fpq, loaded on
 // the first twin); the converter's own calls (settleFixedPoint under FPQ, describeAt) are handed in
@@ -26,6 +26,8 @@ const fitLoaded = () => (fitModule ??= threaded
   : load('onnx_lattice_fit.js', () => OnnxLatticeFit));
 const fpqLoaded = () => (fpqModule ??= load('onnx_lattice_fpq.js', () => OnnxLatticeFpq));
 const repairLoaded = () => (repairModule ??= load('onnx_lattice_repair.js', () => OnnxLatticeRepair));
+// The repair module's calls: its session (core/repair/session.h) and the FPQ weight bounds.
+const REPAIR_CALLS = new Set(['openRepairSession', 'repairSession', 'fpqWeightBounds']);
 self.serveRepair = (port, converter, { repair = false } = {}) => {
   // A repair's fit module starts loading at once, while the check's worker starts onnxruntime on
   // the other core: the first fit then finds it loaded.
@@ -38,7 +40,7 @@ self.serveRepair = (port, converter, { repair = false } = {}) => {
       let result;
       if (call === 'fitLayer') result = (await fitLoaded()).fitLayer(...args);
       else if (call === 'fpqTwin') result = (await fpqLoaded()).fpqTwin(...args);
-      else if (call === 'setLayerWeights' || call === 'fpqWeightBounds') result = (await repairLoaded())[call](...args);
+      else if (REPAIR_CALLS.has(call)) result = (await repairLoaded())[call](...args);
       else if (Object.hasOwn(converter, call)) result = await converter[call](...args);
       else throw new Error(`no call '${call}' on the converter's port`);
       if (result?.error !== undefined) throw new Error(result.error);

@@ -170,23 +170,23 @@ Status rewrite_node(Rewriter& rewriter, int id, const std::string& label, std::v
   return ok_status();
 }
 
-Result<std::string> run(std::span<const uint8_t> bytes, const std::vector<LayerWeights>& layers) {
-  if (auto s = check_model_size(bytes.size()); !s) return s.error();
-  auto model = parse_model(bytes);
-  if (!model) return model.error();
+// The model's first tensor that keeps its data in an external file, if any.
+std::optional<std::string> external_tensor(onnx::ModelProto& model) {
   std::optional<std::string> external;
-  for_each_tensor(*model, [&](onnx::TensorProto& t, const TensorPlace& place) {
+  for_each_tensor(model, [&](onnx::TensorProto& t, const TensorPlace& place) {
     if (!external && is_external(t)) external = place.what;
   });
-  if (external) {
-    return options_error("{} keeps its data in an external file: new weights are written into a model that holds all "
-                         "its data (convert with dataLayout 'inline' first)",
+  return external;
+}
+
+Status write(onnx::ModelProto& model, const GraphView::Labels& given_labels, const std::vector<LayerWeights>& layers) {
+  if (auto external = external_tensor(model)) {
+    return options_error("{} keeps its data in an external file: new weights are written into a model that holds "
+                         "all its data (convert with dataLayout 'inline' first)",
                          printable(*external));
   }
-  if (auto s = validate_model(*model); !s) return s.error();
-
-  auto labels = GraphView::original_labels(model->graph());
-  Rewriter rewriter(*model->mutable_graph(), default_opset(*model), model->ir_version(), &labels,
+  auto labels = given_labels;
+  Rewriter rewriter(*model.mutable_graph(), default_opset(model), model.ir_version(), &labels,
                     Rewriter::Mode::kIncremental);
   std::vector<Plan> plans;
   {
@@ -196,7 +196,7 @@ Result<std::string> run(std::span<const uint8_t> bytes, const std::vector<LayerW
       auto it = ids.find(layer.node);
       if (it == ids.end()) return options_error("no node is labelled '{}' in this model", printable(layer.node));
       if (!seen.insert(layer.node).second) return options_error("node '{}' is listed twice", printable(layer.node));
-      auto plan = plan_layer(rewriter.view(), default_opset(*model), it->second, layer);
+      auto plan = plan_layer(rewriter.view(), default_opset(model), it->second, layer);
       if (!plan) return plan.error();
       plans.push_back(std::move(plan).value());
     }
@@ -239,8 +239,21 @@ Result<std::string> run(std::span<const uint8_t> bytes, const std::vector<LayerW
     if (auto s = rewrite_node(rewriter, id, plan.layer->node, std::move(initializers), weight, bias); !s) return s.error();
   }
   rewriter.finish(false);
-  if (auto s = validate_model(*model); !s) return error("the model with new weights is not valid: {}", s.error().message);
+  if (auto s = validate_model(model); !s) return error("the model with new weights is not valid: {}", s.error().message);
+  return ok_status();
+}
+
+Result<std::string> run(std::span<const uint8_t> bytes, const std::vector<LayerWeights>& layers) {
+  if (auto s = check_model_size(bytes.size()); !s) return s.error();
+  auto model = parse_model(bytes);
+  if (!model) return model.error();
+  if (auto s = validate_model(*model); !s) return s.error();
+  if (auto s = write(*model, GraphView::original_labels(model->graph()), layers); !s) return s.error();
   return serialize_model(*model);
+}
+
+Error out_of_memory(uint64_t bytes) {
+  return Error{fmt::format("out of memory while writing new weights into a {} byte model", bytes), ErrorKind::kMemory};
 }
 
 }  // namespace
@@ -249,8 +262,16 @@ Result<std::string> set_layer_weights(std::span<const uint8_t> model, const std:
   try {
     return run(model, layers);
   } catch (const std::bad_alloc&) {
-    return Error{fmt::format("out of memory while writing new weights into a {} byte model", model.size()),
-                 ErrorKind::kMemory};
+    return out_of_memory(model.size());
+  }
+}
+
+Status write_layer_weights(onnx::ModelProto& model, const GraphView::Labels& labels,
+                           const std::vector<LayerWeights>& layers) {
+  try {
+    return write(model, labels, layers);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(model.ByteSizeLong());
   }
 }
 

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/graph_view.h"
 #include "core/util/result.h"
+#include "onnx-ml.pb.h"
 
 namespace lattice::repair {
 
@@ -34,5 +36,12 @@ struct LayerWeights {
 // other than 1, a weight or bias count that does not match, a value that is NaN, infinite or out
 // of the element type's range.
 Result<std::string> set_layer_weights(std::span<const uint8_t> model, const std::vector<LayerWeights>& layers);
+
+// The same on a model held in memory (a repair session's), in place; `labels` as
+// GraphView::original_labels gave them when it was loaded (a node taking new weights keeps its
+// place and its outputs, so they stay right). The entries are checked before anything is written;
+// an error after that (a rewrite refused, a result that does not validate, out of memory) may
+// leave the model half written.
+Status write_layer_weights(onnx::ModelProto& model, const GraphView::Labels& labels, const std::vector<LayerWeights>& layers);
 
 }  // namespace lattice::repair

@@ -99,9 +99,9 @@ test('the package README shows every call of both converters in an example and n
   const asyncOne = await createConverter();
   const calls = new Set([...Object.keys(asyncOne), ...Object.keys(await createSyncConverter())]);
   await asyncOne.close();
-  // The synchronous converter's repair internals (fitLayer, fitBytes, setLayerWeights,
+  // The synchronous converter's repair internals (fitLayer, fitBytes, the repair session,
   // fpqWeightBounds) are the page's and repair's own: typed, not advertised.
-  for (const internal of ['fitLayer', 'fitBytes', 'setLayerWeights', 'fpqWeightBounds']) calls.delete(internal);
+  for (const internal of ['fitLayer', 'fitBytes', 'openRepairSession', 'repairSession', 'fpqWeightBounds']) calls.delete(internal);
   assert.deepEqual([...calls].filter((call) => !new RegExp(`\\.${call}\\b`).test(examples)), [], 'calls without an example');
   for (const factory of ['createConverter', 'createSyncConverter']) assert.ok(examples.includes(`${factory}()`), factory);
   const options = ['ConvertOptions', 'MemoryConvertOptions', 'CallOptions', 'CheckOptions', 'RepairOptions', 'ImagePreprocessing']

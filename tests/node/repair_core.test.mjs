@@ -1,5 +1,6 @@
-// Repair's core through the package's module (fitLayer, fitBytes, setLayerWeights, fpqWeightBounds): one layer of
-// a converted model refitted from onnxruntime's activations, written back, and run again.
+// Repair's core through the package's module (fitLayer, fitBytes, the repair session,
+// fpqWeightBounds): one layer of a converted model refitted from onnxruntime's activations,
+// written back through the session, and run again.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
@@ -71,7 +72,10 @@ test('a converted layer refitted from activations reproduces the original tensor
   assert.equal(fit.weights.length, weight.shape.reduce((a, b) => a * b, 1));
   assert.equal(fit.rows, target.dims[0] * target.dims[2] * target.dims[3]);
 
-  const repaired = lattice.setLayerWeights(converted, [{ node: conv.name, weights: fit.weights, bias: fit.bias }]);
+  const { session: id } = lattice.openRepairSession(original, converted);
+  lattice.repairSession(id, 'setWeights', [[{ node: conv.name, weights: fit.weights, bias: fit.bias }]]);
+  const repaired = lattice.repairSession(id, 'bytes');
+  lattice.repairSession(id, 'close');
   assert.ok(repaired instanceof Uint8Array);
   const after = (await tensors(repaired, [output], feeds))[output];
   const measured = relative(after, target);
@@ -102,10 +106,16 @@ test('the repair calls refuse bad input with coded errors', () => {
   refused(() => lattice.fitLayer({ ...spec, rectified: 1 }), /spec.rectified must be true or false/);
   refused(() => lattice.fitBytes({ ...spec, target: { dims: [1, 2, 3, 3] } }), /not the Conv's output/);
   const model = readFileSync(fixture('sample.onnx'));
-  refused(() => lattice.setLayerWeights(model, [{ node: 'nope', weights: new Float32Array(1), bias: new Float32Array(1) }]),
-    /no node is labelled 'nope'/);
-  refused(() => lattice.setLayerWeights(model, [{ node: 'nope' }]), /layers\[0\].weights must be a Float32Array/);
-  assert.throws(() => lattice.setLayerWeights(new Uint8Array([1, 2, 3]), []), (e) => e.code === 'ERR_ONNX_LATTICE_MODEL');
+  const { session: id } = lattice.openRepairSession(model, model);
+  const setWeights = (layers) => lattice.repairSession(id, 'setWeights', [layers]);
+  const before = lattice.repairSession(id, 'bytes');
+  refused(() => setWeights([{ node: 'nope', weights: new Float32Array(1), bias: new Float32Array(1) }]), /no node is labelled 'nope'/);
+  refused(() => setWeights([{ node: 'nope' }]), /layers\[0\].weights must be a Float32Array/);
+  refused(() => setWeights({}), /layers must be an array/);
+  // A refused entry leaves the session's model as it was.
+  assert.deepEqual(lattice.repairSession(id, 'bytes'), before);
+  lattice.repairSession(id, 'close');
+  assert.throws(() => lattice.openRepairSession(new Uint8Array([1, 2, 3]), model), (e) => e.code === 'ERR_ONNX_LATTICE_MODEL');
   refused(() => lattice.fpqWeightBounds(model, 'nope', {}, {}), /no node is labelled 'nope'/);
   refused(() => lattice.fpqWeightBounds(model, '/stem/stem.0/Conv', { x: 'a' }, {}), /ranges\['x'\] must be an array of numbers/);
   refused(() => lattice.fpqWeightBounds(model, '/stem/stem.0/Conv', {}, null), /clips must be an object/);
