@@ -38,6 +38,7 @@ cp "$ROOT/LICENSE" "$ROOT/wasm/LICENSE"
 log "assembling build/web"
 rm -rf "$ROOT/build/web" && mkdir -p "$ROOT/build/web"
 if [[ -d "$ROOT/web" ]] && compgen -G "$ROOT/web/*" >/dev/null; then cp -r "$ROOT"/web/* "$ROOT/build/web/"; fi
+rm -f "$ROOT"/build/web/*.d.ts  # the page's types, for an editor: never loaded
 cp "$ROOT/build/wasm/onnx_lattice.js" "$ROOT/build/wasm/onnx_lattice.wasm" "$ROOT/build/web/"
 # Loaded by the page only when a repair runs, threaded when cross-origin isolated; not part of the
 # first load.

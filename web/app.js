@@ -3,7 +3,39 @@
 // folding on), so its download equals `onnx-lattice convert`.
 import { drawRewrite } from './draw.js';
 import { GraphView } from './graph.js';
+import './messages.js';
 import { breakable, renderAudit, renderCard, renderProps, showButton, weightsText } from './panels.js';
+
+const { toConverter, fromConverter, receive } = self.pageMessages;
+// The page's state, in one object: read and changed here and by check-run.js.
+const state = {
+  worker: null,  // the conversion worker; null once it stopped, started again by the next send
+  foldDefaults: null,  // by scheme, whether it folds BatchNorm unless told (the worker's `ready`)
+  foldTouched: false,  // the fold box changed since the scheme was chosen: a late `ready` leaves it
+  picked: false,  // a model was chosen
+  working: false,  // the worker is converting something the page sent
+  busySince: null, ticker: null, focusAfter: null,  // while busy: since when, the time's timer, the control to focus after
+  summaryHeld: false,  // the status's first line is a conversion's result
+  // The picked model, its data files by name and the skips chosen for it by match id.
+  fileName: '', modelName: 'model', inputModel: null, inputFiles: {}, skipped: new Set(),
+  // The result: {report, input, output, byName: {input, converted}, files (promise of {model, data}),
+  // made (those, once made), stem, name (the download's), check, …}.
+  current: null,
+  objectUrls: [], drawing: null, selected: null,  // selected: {name, view} shown in the properties
+  picker: null, pickerLoading: null, compare: null, fixedPointPanel: null,  // modules loaded on first use
+  // Another model: what was chosen for the one before goes.
+  pick(fileName, model, dataFiles) {
+    Object.assign(this, {
+      fileName, modelName: fileName.replace(/\.onnx$/i, '') || 'model', inputModel: model,
+      inputFiles: Object.fromEntries(dataFiles.map((f) => [f.name, f])), skipped: new Set(),
+    });
+  },
+  // Another result: the downloads and the selection of the one before go.
+  show(current) {
+    for (const url of this.objectUrls) URL.revokeObjectURL(url);
+    Object.assign(this, { current, objectUrls: [], selected: null });
+  },
+};
 
 const MAX_MODEL_BYTES = 2 ** 31 - 1;  // protobuf's limit for a single-file ONNX model
 const $ = (id) => document.getElementById(id);
@@ -19,102 +51,81 @@ const ui = {
   check: $('check'), repair: $('repair'), checkLayerwise: $('check-layerwise'), checkResult: $('check-result'),
 };
 
-let worker = null;
-let picked = false;  // a model has been chosen since the page loaded
-let working = false;  // the worker is converting something the page sent
-let modelName = 'model';
-let fileName = '';  // the picked model's file name, which the result names
-let objectUrls = [];
-let busySince = null;  // when the work now under way was asked for (a file pick, a button)
-let ticker = null;
-let focusAfter = null;  // the option control to give focus back to when the work ends
-// What the user chose for this file, by match id: kept across target and fold switches and new
-// conversions, cleared when another file is loaded.
-let skipped = new Set();
-// {report, input, output, byName: {input: Map, converted: Map}, files: {promise, resolve, reject} of
-// {model, data}, made (those files, once made), stem (the conversion's name), name (the download's:
-// the stem, and what a repair or a range fit made of it), check}
-let current = null;
-let inputModel = null, inputFiles = {};  // the picked model and its data files, for the check
-let drawing = null;  // the graph being drawn (a promise)
-let selected = null;  // {name, view} of the node whose properties are shown
-
 // The check's samples panel sits in the result, so its script loads with the first result, off
 // the first load (offline before then it stays inert, as the check's runtime cannot load either).
 // The check asks it through `samples`: no samples and the chosen random range until it is there.
-let picker = null, pickerLoading = null;
 const samples = {
-  samples: () => picker?.samples() ?? null,
-  inputRange: () => (picker ? picker.inputRange() : $('input-range').value.split(',').map(Number)),
+  samples: () => state.picker?.samples() ?? null,
+  inputRange: () => (state.picker ? state.picker.inputRange() : $('input-range').value.split(',').map(Number)),
 };
 function loadPicker() {
-  pickerLoading ??= import('./data-picker.js').then(({ dataPicker }) => {
-    picker = dataPicker({
+  state.pickerLoading ??= import('./data-picker.js').then(({ dataPicker }) => {
+    state.picker = dataPicker({
       input: $('data-input'), folder: $('data-folder'), drop: document.querySelector('[data-testid="data-drop"]'), chosen: $('data-chosen'),
       clear: $('data-clear'), imageOptions: document.querySelector('[data-testid="image-options"]'),
       resize: $('image-resize'), scale: $('image-scale'), order: $('image-order'), range: $('input-range'),
-      model: () => current?.input,
+      model: () => state.current?.input,
     });
-  }, () => { pickerLoading = null; });
-  return pickerLoading;
+  }, () => { state.pickerLoading = null; });
+  return state.pickerLoading;
 }
 const graph = new GraphView({
   host: $('graph'), legend: ui.legend, zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'),
 }, (name) => selectNode(name, { fromGraph: true }));
 // A collapsed box opened in either pane: both drawn again with their marks, the selection kept.
 async function redraw() {
-  if (await drawGraph() && selected) selectNode(selected.name, { view: selected.view });
+  if (await drawGraph() && state.selected) selectNode(state.selected.name, { view: state.selected.view });
 }
 graph.onRedraw = redraw;
 graph.setCollapse(ui.collapse.checked);  // as the browser may have restored it
 
-// Whether each scheme folds BatchNorm unless told, from the worker's `ready` (core/options.h,
-// default_fold_batch_norm); until then the box keeps what it shows. `foldTouched`: the user
-// changed the box since the scheme was last chosen, so a late `ready` leaves it alone.
-let foldDefaults = null;
-let foldTouched = false;
-const foldDefault = () => foldDefaults[ui.fixedPoint.value || 'none'];
+// Whether the chosen scheme folds BatchNorm unless told, from the worker's `ready` (core/options.h,
+// default_fold_batch_norm); until then the box keeps what it shows.
+const foldDefault = () => state.foldDefaults[ui.fixedPoint.value || 'none'];
 
 function startWorker() {
-  worker = new Worker('worker.js');
-  worker.onmessage = ({ data }) => {
-    // The worker's own start-up ("loading the converter", "ready") speaks only while no model
-    // has been picked: a picked model's status (a refusal before reading, say) must not be
-    // overwritten by a start-up message that arrives late on a busy machine.
-    if (data.type === 'ready') document.body.dataset.converter = 'ready';
-    if (data.type === 'ready' && !foldDefaults) {
-      foldDefaults = data.foldDefaults;
-      if (!foldTouched) ui.fold.checked = foldDefault();
-    }
-    if (data.type === 'ready' && !ui.target.length) for (const name of data.targets) ui.target.add(new Option(name));
-    if (data.type === 'ready' && !picked) setSummary('Ready: choose a model, or try the sample.');
-    if (data.type === 'progress' && (working || !picked)) showProgress(data.stage, data.fraction);
-    if (data.type === 'result') showResult(data);
-    if (data.type === 'output') offerOutput(data);
-    if (data.type === 'error') {
-      current?.files.reject(new Error(data.message));
+  state.worker = new Worker('worker.js');
+  // The worker's own start-up ("loading the converter", "ready") speaks only while no model has
+  // been picked: a picked model's status (a refusal before reading, say) must not be overwritten
+  // by a start-up message that arrives late on a busy machine.
+  const handlers = {
+    ready: (data) => {
+      document.body.dataset.converter = 'ready';
+      if (!state.foldDefaults) {
+        state.foldDefaults = data.foldDefaults;
+        if (!state.foldTouched) ui.fold.checked = foldDefault();
+      }
+      if (!ui.target.length) for (const name of data.targets) ui.target.add(new Option(name));
+      if (!state.picked) setSummary('Ready: choose a model, or try the sample.');
+    },
+    progress: (data) => { if (state.working || !state.picked) showProgress(data.stage, data.fraction); },
+    result: showResult,
+    output: offerOutput,
+    error: (data) => {
+      state.current?.files.reject(new Error(data.message));
       showError(data.message);
-    }
+    },
+    twin: () => {},  // the check's, which listens for it itself (check-run.js)
   };
-  worker.onerror = (e) => {
+  state.worker.onmessage = ({ data }) => receive(fromConverter, data, handlers, (said) => showError(`the converter sent an ${said}`));
+  state.worker.onerror = (e) => {
     e.preventDefault();
     showError(`the converter stopped unexpectedly (${e.message || 'worker error'}); reload the page to try again`);
-    worker.terminate();
-    worker = null;
+    state.worker.terminate();
+    state.worker = null;
   };
 }
 
 // The status's first line is the conversion's ("Converting…", "Done in … 8 warnings"); what
 // follows a result (a check, a repair) takes a second line, so it never hides the result's.
-let summaryHeld = false;  // the first line is a conversion's result
 function setSummary(text, held = false) {
   ui.summary.textContent = text;
   ui.event.textContent = '';
   ui.event.hidden = true;
-  summaryHeld = held;
+  state.summaryHeld = held;
 }
 function setStatus(text) {
-  if (!summaryHeld) return setSummary(text);
+  if (!state.summaryHeld) return setSummary(text);
   ui.event.textContent = text;
   ui.event.hidden = false;
 }
@@ -129,20 +140,20 @@ function showProgress(stage, fraction) {
 // While busy the controls are disabled; focus on one of them would fall to <body>, so it moves to
 // the progress box, and on to the result heading (or the error) when the work ends.
 function busy(on) {
-  working = on;
+  state.working = on;
   const controls = [ui.sample, ui.convert, ui.file, ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout, ui.check, ui.repair, ui.checkLayerwise];
-  if (on && ticker === null) {
-    busySince ??= performance.now();
+  if (on && state.ticker === null) {
+    state.busySince ??= performance.now();
     ui.progressBox.hidden = false;
     ui.progress.setAttribute('value', '0');
     const active = document.activeElement;
-    focusAfter = [ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout].includes(active) ? active : null;
+    state.focusAfter = [ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout].includes(active) ? active : null;
     if (controls.includes(active) || active === document.body) ui.progressBox.focus();
-    ticker = setInterval(() => { ui.elapsed.textContent = seconds(performance.now() - busySince); }, 200);
+    state.ticker = setInterval(() => { ui.elapsed.textContent = seconds(performance.now() - state.busySince); }, 200);
   } else if (!on) {
-    clearInterval(ticker);
-    ticker = null;
-    busySince = null;
+    clearInterval(state.ticker);
+    state.ticker = null;
+    state.busySince = null;
     ui.progressBox.hidden = true;
     ui.elapsed.textContent = '';
   }
@@ -163,24 +174,24 @@ function options() {
   const scheme = ui.fixedPoint.value ? { fixedPoint: ui.fixedPoint.value } : {};
   return {
     target: ui.target.value, ...scheme, snapWeights: ui.snapWeights.value, foldBatchNorm: ui.fold.checked,
-    dataLayout: ui.layout.value, skipMatches: [...skipped],
+    dataLayout: ui.layout.value, skipMatches: [...state.skipped],
   };
 }
 
 function send(message) {
-  if (!worker) startWorker();
-  setSummary(`Converting ${modelName}…`);
+  if (!state.worker) startWorker();
+  setSummary(`Converting ${state.modelName}…`);
   ui.error.hidden = true;
   busy(true);
-  worker.postMessage(message);
+  state.worker.postMessage(message);
 }
 
 // `model`: a File, or the sample's bytes; `dataFiles`: the data files of an external-data model,
 // dropped or picked with it. The worker reads them where they lie: nothing is read here.
 // A picked File whose name or first bytes say what else it is is refused here, in those words.
 async function load(name, model, dataFiles = []) {
-  picked = true;
-  busySince = performance.now();  // the status's time runs from the pick
+  state.picked = true;
+  state.busySince = performance.now();  // the status's time runs from the pick
   setSummary(`Reading ${name}…`);  // at once: the previous result's "Done" is no longer this one's
   if ((model.size ?? model.length) > MAX_MODEL_BYTES) {
     showError(`the file is ${(model.size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
@@ -190,13 +201,9 @@ async function load(name, model, dataFiles = []) {
   // judges the file alone.
   const other = model instanceof Blob && await import('./file-kind.js').then((m) => m.notOnnx(model), () => null);
   if (other) return showError(other);
-  fileName = name;
-  modelName = name.replace(/\.onnx$/i, '') || 'model';
-  skipped = new Set();
-  inputModel = model;
-  inputFiles = Object.fromEntries(dataFiles.map((f) => [f.name, f]));
+  state.pick(name, model, dataFiles);
   showProgress(`reading ${name}`, 0);
-  send({ type: 'load', model, name: modelName, files: inputFiles, options: options() });
+  send(toConverter.load({ model, name: state.modelName, files: state.inputFiles, options: options() }));
 }
 
 // One model at a time: the first .onnx by name, with the other files as its data files. The
@@ -231,19 +238,19 @@ function matchNodes(m, view) {
 function renderPlan(report) {
   ui.plan.replaceChildren();
   if (!report.matches.length) ui.plan.append(text('p', 'No pattern matched this model.', 'hint'));
-  const before = (n) => current.byName.input.get(n), after = (n) => current.byName.converted.get(n);
+  const before = (n) => state.current.byName.input.get(n), after = (n) => state.current.byName.converted.get(n);
   for (const m of report.matches) {
     const row = document.createElement('div');
     row.className = 'match';
     row.dataset.testid = 'match-row';
     row.dataset.matchId = m.id;
-    const isSkipped = skipped.has(m.id);
+    const isSkipped = state.skipped.has(m.id);
     const box = document.createElement('input');
     box.type = 'checkbox';
     box.checked = m.applied;
     box.disabled = !m.applied && !isSkipped;  // refused by the tool: nothing to switch on
     box.setAttribute('aria-label', `apply ${m.id}`);
-    box.addEventListener('change', () => { if (box.checked) skipped.delete(m.id); else skipped.add(m.id); });
+    box.addEventListener('change', () => { if (box.checked) state.skipped.delete(m.id); else state.skipped.add(m.id); });
     const head = document.createElement('div');
     head.className = 'id';
     // Tags are separate words for a screen reader: "…/MaxPool, output will differ".
@@ -273,7 +280,7 @@ function renderPlan(report) {
     ui.plan.append(row);
   }
   // Skips chosen for ids this conversion does not have (another target, say): said once, here.
-  const gone = [...skipped].filter((id) => !report.matches.some((m) => m.id === id));
+  const gone = [...state.skipped].filter((id) => !report.matches.some((m) => m.id === id));
   ui.stale.hidden = !gone.length;
   ui.stale.textContent = gone.length ? `No longer matched (your skip is kept for when it matches again): ${gone.join(', ')}` : '';
 }
@@ -307,7 +314,7 @@ function renderCounts(report) {
 
 function offer(link, blob, fileName) {
   const url = URL.createObjectURL(blob);
-  objectUrls.push(url);
+  state.objectUrls.push(url);
   link.href = url;
   link.download = fileName;
 }
@@ -328,38 +335,37 @@ function statesOf(report, view, byName) {
 // (compare.js, loaded when first chosen).
 const graphChoice = () => ui.graphSwitch.querySelector('input:checked').value;
 function currentView() { return graphChoice() === 'both' ? 'input' : graphChoice(); }
-let compare = null;
 
 // Draws the chosen view; resolves false (with a message in the graph's place) when it cannot be
 // laid out, so the rest of the page keeps working.
 function drawGraph() {
   const view = currentView();
-  const description = view === 'input' ? current.input : current.output;
-  drawing = graph.show(description, statesOf(current.report, view, current.byName[view])).then(async (shown) => {
+  const description = view === 'input' ? state.current.input : state.current.output;
+  state.drawing = graph.show(description, statesOf(state.current.report, view, state.current.byName[view])).then(async (shown) => {
     // The fixed-point fit describes the converted model; its overlay's module loads only when a
     // scheme is chosen, and marks only the drawing still shown once it has loaded.
-    const fit = shown && view === 'converted' && current.report.fixed_point;
+    const fit = shown && view === 'converted' && state.current.report.fixed_point;
     const overlay = fit && await import('./fit-overlay.js').catch(() => null);  // offline before it was needed: no overlay
     if (!shown || graph.shown !== description) return true;
     if (overlay) overlay.overlayFit(graph, fit, ui.legend);
     else ui.legend.querySelectorAll('.fit').forEach((e) => e.remove());
     const both = graphChoice() === 'both';
-    if (both) compare ??= await import('./compare.js').then((m) => m.sideBySide({ graph, legend: ui.legend, props: ui.props, redraw,
-      onSelect: (name, v) => selectNode(name, { view: v, fromGraph: true }), states: (v) => statesOf(current.report, v, current.byName[v]) }), () => null);
-    await compare?.show(both, current);
+    if (both) state.compare ??= await import('./compare.js').then((m) => m.sideBySide({ graph, legend: ui.legend, props: ui.props, redraw,
+      onSelect: (name, v) => selectNode(name, { view: v, fromGraph: true }), states: (v) => statesOf(state.current.report, v, state.current.byName[v]) }), () => null);
+    await state.compare?.show(both, state.current);
     return true;
   }, (e) => {
     graph.showMessage(`The graph could not be laid out: ${e.message}. The rest of the page works without it.`);
     return false;
   });
-  return drawing;
+  return state.drawing;
 }
 
 // Highlights the nodes `namesIn(view)` names: in `view` if given, else in the current view when it
 // has any of them, else in the other one — each view asked for its own names (a rewrite's nodes in
 // the input, the nodes it emitted in the converted model).
 async function reveal(namesIn, view) {
-  const has = (v) => namesIn(v).some((n) => current.byName[v].has(n));
+  const has = (v) => namesIn(v).some((n) => state.current.byName[v].has(n));
   let target = view ?? currentView();
   if (!view && !has(target)) target = target === 'input' ? 'converted' : 'input';
   // Side by side shows both models: the nodes are highlighted in their own pane.
@@ -368,13 +374,13 @@ async function reveal(namesIn, view) {
     ui.graphSwitch.querySelector(`input[value="${target}"]`).checked = true;
     drawGraph();
   }
-  if (!(await drawing)) return;
+  if (!(await state.drawing)) return;
   const names = namesIn(target);
-  const first = names.find((n) => current.byName[target].has(n));
+  const first = names.find((n) => state.current.byName[target].has(n));
   if (first) selectNode(first, { view: target });
   // Side by side, each pane highlights its own nodes of what is shown (a match's before and
   // after), in place of the counterparts the selection highlighted.
-  if (both && compare) for (const v of view ? [view] : ['input', 'converted']) compare.highlight(v, namesIn(v));
+  if (both && state.compare) for (const v of view ? [view] : ['input', 'converted']) state.compare.highlight(v, namesIn(v));
   else graph.highlight(names);
   ui.graphHeading.scrollIntoView({ block: 'start' });
 }
@@ -386,20 +392,20 @@ const narrow = window.matchMedia('(max-width: 760px)');
 // Shows a node's properties and marks it in the graph. `fromGraph`: picked in the graph itself;
 // on a narrow screen the panel is below the graph, so it is scrolled into view.
 function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
-  const node = current.byName[view].get(name);
+  const node = state.current.byName[view].get(name);
   if (!node) return;
   // The panel is rebuilt: focus on one of its buttons ("Show in graph") would fall to <body>, so
   // it goes to the panel's heading, which now names the node shown.
   const hadFocus = ui.props.contains(document.activeElement);
-  selected = { name, view };
+  state.selected = { name, view };
   graph.select(name);
-  const fit = current.report.fixed_point, described = view === 'input' ? current.input : current.output;
+  const fit = state.current.report.fixed_point, described = view === 'input' ? state.current.input : state.current.output;
   renderProps(ui.props, node, {
-    report: current.report, view, onShowMatch: revealMatch, changes: current.changes,
-    fitLines: (name) => (fit && fixedPointPanel ? fixedPointPanel.fitLines(fit, name, node.outputs.map((o) => o.name)) : []),
+    report: state.current.report, view, onShowMatch: revealMatch, changes: state.current.changes,
+    fitLines: (name) => (fit && state.fixedPointPanel ? state.fixedPointPanel.fitLines(fit, name, node.outputs.map((o) => o.name)) : []),
     declared: new Map([...described.inputs, ...described.outputs].map((v) => [v.name, v.shape])),
   });
-  compare?.selected(name, view);
+  state.compare?.selected(name, view);
   if (hadFocus) ui.props.querySelector('h3').focus({ preventScroll: true });
   if (fromGraph && narrow.matches) ui.props.scrollIntoView({ block: 'nearest' });
 }
@@ -408,10 +414,10 @@ function selectNode(name, { view = currentView(), fromGraph = false } = {}) {
 // check module writes it as a string, as Python's json does).
 function offerReport(finiteForJson = (x) => x) {
   const report = {
-    ...current.report, ...(current.repair ? { repair: current.repair } : {}), ...(current.rangeFit ? { range_fit: current.rangeFit } : {}),
-    ...(current.check ? { check: current.check } : {}),
+    ...state.current.report, ...(state.current.repair ? { repair: state.current.repair } : {}), ...(state.current.rangeFit ? { range_fit: state.current.rangeFit } : {}),
+    ...(state.current.check ? { check: state.current.check } : {}),
   };
-  offer(ui.downloadReport, new Blob([JSON.stringify(finiteForJson(report), null, 2)], { type: 'application/json' }), `${current.name}.report.json`);
+  offer(ui.downloadReport, new Blob([JSON.stringify(finiteForJson(report), null, 2)], { type: 'application/json' }), `${state.current.name}.report.json`);
 }
 
 // A promise and what settles it (Promise.withResolvers, which Safari has only since 17.4).
@@ -425,14 +431,12 @@ function settleLater() {
 // while the page shows the report (docs/performance.md: the page's speed). Until they come the model's links
 // lead nowhere and say so.
 function showResult({ report, name, input, output, ms }) {
-  const started = busySince;
+  const started = state.busySince;
   busy(false);
-  for (const url of objectUrls) URL.revokeObjectURL(url);
-  objectUrls = [];
-  ui.heading.textContent = `Result: ${fileName}`;
-  current = { report, input, output, files: settleLater(), name, stem: name, check: null,
-    byName: { input: new Map(input.nodes.map((n) => [n.name, n])), converted: new Map(output.nodes.map((n) => [n.name, n])) } };
-  current.files.promise.catch(() => {});  // said by showError
+  state.show({ report, input, output, files: settleLater(), name, stem: name, check: null,
+    byName: { input: new Map(input.nodes.map((n) => [n.name, n])), converted: new Map(output.nodes.map((n) => [n.name, n])) } });
+  ui.heading.textContent = `Result: ${state.fileName}`;
+  state.current.files.promise.catch(() => {});  // said by showError
   document.body.dataset.downloads = 'preparing';
   ui.preparing.hidden = false;
   for (const link of [ui.download, ui.downloadData]) link.removeAttribute('href');
@@ -448,7 +452,6 @@ function showResult({ report, name, input, output, ms }) {
   renderAudit(ui.audit, report.unsupported, (names) => reveal(() => names, 'converted'));
   renderCounts(report);
   renderProps(ui.props, null);
-  selected = null;
   offerReport();
   const applied = report.matches.filter((m) => m.applied).length;
   const done = `Done in ${Math.round(performance.now() - started)} ms (converter ${Math.round(ms)} ms): ${applied} of ` +
@@ -456,42 +459,41 @@ function showResult({ report, name, input, output, ms }) {
     `${report.unsupported.length} nodes the hardware cannot run.`;
   // A switch of target or folding keeps focus where it was; a new model or "Convert again" goes
   // to the result.
-  (focusAfter ?? ui.heading).focus();
+  (state.focusAfter ?? ui.heading).focus();
   drawGraph();
   // "Done" once everything is shown and works, the parts whose modules may still be loading too.
-  const shown = current;
+  const shown = state.current;
   Promise.all([showFixedPoint(report.fixed_point, output), loadPicker()]).then(() => {
-    picker?.refresh();
-    if (current === shown) setSummary(done, true);
+    state.picker?.refresh();
+    if (state.current === shown) setSummary(done, true);
   });
 }
 
 // The fixed-point summary and the findings, from their module, loaded with the first scheme
 // chosen (offline before then, only the downloaded report has them).
-let fixedPointPanel = null;
 async function showFixedPoint(fit, description) {
   ui.fixedPointSummary.hidden = ui.findings.hidden = true;
   if (!fit) return ui.findings.replaceChildren();
-  fixedPointPanel ??= await import('./fixed-point-panel.js').catch(() => null);
-  fixedPointPanel?.renderFixedPoint(ui.fixedPointSummary, ui.findings, fit, description, (names) => reveal(() => names, 'converted'));
+  state.fixedPointPanel ??= await import('./fixed-point-panel.js').catch(() => null);
+  state.fixedPointPanel?.renderFixedPoint(ui.fixedPointSummary, ui.findings, fit, description, (names) => reveal(() => names, 'converted'));
 }
 
 // The model's download, and its data file's when it keeps one, under the download's name.
 function offerModel({ model, data }) {
-  offer(ui.download, model, `${current.name}.onnx`);
+  offer(ui.download, model, `${state.current.name}.onnx`);
   // Two files: the model names its data file, which must sit beside it under this name.
   ui.downloadData.hidden = !data;
-  if (data) offer(ui.downloadData, data, `${current.name}.onnx.data`);
+  if (data) offer(ui.downloadData, data, `${state.current.name}.onnx.data`);
 }
 
 // The converted model's files, made after the report was shown.
 function offerOutput({ model, data, heapBytes }) {
-  current.made = { model, data };
-  offerModel(current.made);
+  state.current.made = { model, data };
+  offerModel(state.current.made);
   ui.preparing.hidden = true;
   document.body.dataset.wasmHeap = heapBytes;  // the conversion's peak, for the tests and a curious developer
   document.body.dataset.downloads = 'ready';
-  current.files.resolve(current.made);
+  state.current.files.resolve(state.current.made);
 }
 
 // "Check" and "Repair" (check-run.js, loaded with the first press, as the runtime is: none of it
@@ -500,8 +502,7 @@ async function check(given = {}, repair = false) {
   ui.checkResult.hidden = true;  // until this check's result is in
   const { runCheck } = await import('./check-run.js');
   return runCheck({
-    ui, current, samples, inputModel, inputFiles, worker, options, busy, setStatus, showProgress, offerModel, showFixedPoint,
-    offerReport, renderPlan, drawGraph, check, started: (at) => { busySince = at; },
+    ui, state, samples, options, busy, setStatus, showProgress, offerModel, showFixedPoint, offerReport, renderPlan, drawGraph, check,
   }, given, repair);
 }
 
@@ -513,7 +514,7 @@ const sampleBytes = fetch('sample.onnx').then((r) => {
 });
 sampleBytes.catch(() => {});  // reported when the button is pressed
 startWorker();
-worker.postMessage({ type: 'init' });
+state.worker.postMessage(toConverter.init({}));
 
 ui.file.addEventListener('change', () => loadFiles(ui.file.files));
 ui.drop.addEventListener('dragover', (e) => { e.preventDefault(); ui.drop.classList.add('over'); });
@@ -531,21 +532,21 @@ ui.sample.addEventListener('click', async () => {
     showError(`the sample could not be read (${e.message})`);
   }
 });
-ui.convert.addEventListener('click', () => send({ type: 'convert', options: options() }));
+ui.convert.addEventListener('click', () => send(toConverter.convert({ options: options() })));
 ui.check.addEventListener('click', () => check());
 ui.repair.addEventListener('click', () => check({}, true));
 // A scheme sets folding to what the CLI does under it unless told (the core's rule, asked of the
 // worker: FPQ keeps BatchNorm as a layer of its own), and either can then be changed.
 ui.fixedPoint.addEventListener('change', () => {
-  foldTouched = false;
-  if (foldDefaults) ui.fold.checked = foldDefault();
+  state.foldTouched = false;
+  if (state.foldDefaults) ui.fold.checked = foldDefault();
 });
-ui.fold.addEventListener('change', () => { foldTouched = true; });
+ui.fold.addEventListener('change', () => { state.foldTouched = true; });
 for (const control of [ui.target, ui.fixedPoint, ui.snapWeights, ui.fold, ui.layout]) {
-  control.addEventListener('change', () => { if (!ui.convert.disabled) send({ type: 'convert', options: options() }); });
+  control.addEventListener('change', () => { if (!ui.convert.disabled) send(toConverter.convert({ options: options() })); });
 }
-ui.graphSwitch.addEventListener('change', () => { if (current) drawGraph(); });
+ui.graphSwitch.addEventListener('change', () => { if (state.current) drawGraph(); });
 ui.collapse.addEventListener('change', () => {
   graph.setCollapse(ui.collapse.checked);
-  if (current) redraw();
+  if (state.current) redraw();
 });

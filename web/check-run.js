@@ -2,9 +2,12 @@
 // onnxruntime-web, in a worker of its own that is ended afterwards (its memory goes back); a
 // repair's fit, FPQ's range fit (under FPQ, on the samples picked) and the FPQ twin (when asked)
 // answered by the conversion worker on a port of its own. Loaded with the first press. `page`:
-// what of the page it reads and calls (web/app.js, check()).
+// what of the page it reads and calls (web/app.js, check()), its state among them.
 import { CHECK_MEMORY_LIMIT, changeText, checkShapes, finiteForJson, renderCheck, repairText, sizesTooLarge } from './check-panel.js';
+import './messages.js';
 import { breakable } from './panels.js';
+
+const { fromCheck, fromConverter, receive, toCheck, toConverter } = self.pageMessages;
 
 // Under FPQ a check on samples fits the ranges on them (range_fit.mjs): the download is then the
 // fitted model (made from the repaired one after a repair), named so, and the report carries the
@@ -12,7 +15,7 @@ import { breakable } from './panels.js';
 // without a fit goes back to the model before it and the conversion's analysis (the estimate).
 // Returns whether the analysis changed (the graph's badges and the summary then say it).
 function offerFitted(page, { rangeFit, fitted, fixedPoint }) {
-  const { current } = page;
+  const { current } = page.state;
   if (!rangeFit && !current.rangeFit) return false;
   current.estimated ??= current.report.fixed_point;
   current.rangeFit = rangeFit;
@@ -26,21 +29,21 @@ function offerFitted(page, { rangeFit, fitted, fixedPoint }) {
 // The check's fold-only twin comes from the conversion worker (it holds the module and the input).
 // `inputShapes`: the check's sizes, so that the twin's description gives every activation's
 // shape at them (what the memory estimate reads); none when samples size the runs.
-function makeTwin({ worker, options }, inputShapes) {
+function makeTwin({ state: { worker }, options }, inputShapes) {
   return new Promise((resolve, reject) => {
     const arrived = ({ data }) => {
-      if (data.type !== 'twin') return;
+      if (data.type !== fromConverter.twin.type) return;
       worker.removeEventListener('message', arrived);
       if (data.message) reject(new Error(data.message)); else resolve(data);
     };
     worker.addEventListener('message', arrived);
-    worker.postMessage({ type: 'twin', options: { ...options(), ...(inputShapes ? { inputShapes } : {}) } });
+    worker.postMessage(toConverter.twin({ options: { ...options(), ...(inputShapes ? { inputShapes } : {}) } }));
   });
 }
 
 // After a repair the download is the repaired model (one file: the repair refuses external
 // data), named so, and each refitted layer's change shows in its plan row.
-function offerRepaired({ current, offerModel }, { repair, repaired }) {
+function offerRepaired({ state: { current }, offerModel }, { repair, repaired }) {
   current.repair = repair;
   current.repaired = { model: new Blob([repaired], { type: 'application/octet-stream' }), data: null };
   current.name = `${current.stem}.repaired`;
@@ -80,7 +83,8 @@ function cancelButton(ui) {
 
 // A model the runtime cannot hold, or sizes it could not run at, are refused before anything loads.
 export async function runCheck(page, given, repair) {
-  const { ui, current, samples, inputModel, inputFiles, worker, busy, setStatus, showProgress } = page;
+  const { ui, state, samples, busy, setStatus, showProgress } = page;
+  const { current, inputModel, inputFiles, worker } = state;
   const { report } = current;
   // Given samples size every dynamic dimension themselves; otherwise a dynamic batch is 1 and
   // any other dynamic dimension is asked for, with the size the model suggests.
@@ -100,7 +104,7 @@ export async function runCheck(page, given, repair) {
   const tooLarge = sizesTooLarge(current.input, data ? {} : inputShapes, memory);
   if (tooLarge) return refuse(tooLarge);
   const started = performance.now();
-  page.started(started);
+  state.busySince = started;
   setStatus(repair ? 'Repairing…' : 'Checking…');
   busy(true);
   let checker = null;
@@ -134,11 +138,11 @@ export async function runCheck(page, given, repair) {
       : undefined;
     const result = await orCancel(new Promise((resolve, reject) => {
       checker = new Worker('check-worker.js', { type: 'module' });
-      checker.onmessage = ({ data }) => {
-        if (data.type === 'progress') showProgress(data.stage, data.fraction);
-        if (data.type === 'result') resolve(data);
-        if (data.type === 'error') reject(new Error(data.message));
-      };
+      checker.onmessage = ({ data }) => receive(fromCheck, data, {
+        progress: (d) => showProgress(d.stage, d.fraction),
+        result: resolve,
+        error: (d) => reject(new Error(d.message)),
+      }, (said) => reject(new Error(`the check's worker sent an ${said}`)));
       checker.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || 'the check worker stopped')); };
       // Under the name the conversion wrote into the model (the download's may since say more).
       const dataFile = converted.data ? { [`${current.stem}.onnx.data`]: converted.data } : {};
@@ -147,17 +151,17 @@ export async function runCheck(page, given, repair) {
       let port;
       if (repair || fpq || rangeFit) {
         const channel = new MessageChannel();
-        worker.postMessage({ type: 'repair-port', port: channel.port1, repair }, [channel.port1]);
+        worker.postMessage(toConverter.repairPort({ port: channel.port1, repair }), [channel.port1]);
         port = channel.port2;
       }
-      checker.postMessage({
+      checker.postMessage(toCheck.check({
         original: { model: inputModel, files: inputFiles, description: current.input },
         candidate: { model: converted.model, files: dataFile, description: current.output },
         twin: { model: twin.model, files: twin.data ? { 'twin.onnx.data': twin.data } : inputFiles, description: twin.description },
         options: { layerwise: ui.checkLayerwise.checked, inputShapes, inputRange: samples.inputRange() },
         data, ...(repair ? { repair: { port } } : {}), ...(fpq ? { fpq: { port } } : {}), ...(rangeFit ? { rangeFit: { port } } : {}),
         conversion: report, twinConversion: twin.report,
-      }, port ? [port] : []);
+      }), port ? [port] : []);
     }));
     current.check = result.check;
     current.changes = new Map((result.check.converted.rewrites ?? []).map((r) => [r.match_id, changeText(r)]));

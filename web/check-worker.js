@@ -2,15 +2,14 @@
 // runs the input, the converted model and the fold-only twin in onnxruntime-web's CPU build,
 // served from this site (ort/), and compares them with the same module as the Node package
 // (check.mjs). Ending the worker hands the runtime's memory back to the browser.
-// In: {original, candidate, twin: each {model (File or Blob or bytes), files: {location: Blob},
-// description}, options, conversion, twinConversion, data?: {files: [File], preprocessing},
-// repair?: {port}, fpq?: {port}, rangeFit?: {port} (under FPQ, with samples)}. Out: progress
-// {stage, fraction}; result {check: {converted, fold_only, unrepaired?, fpq?, models?}, after a
-// repair repair (its report) and repaired (the model's bytes), after a range fit rangeFit (its
-// report), fitted (the model's bytes) and fixedPoint (its fit analysis), or rangeEstimate (why the
-// ranges stay the conversion's estimate), with fpq fpqTwin (the twin's bytes)}; error {message}.
+// Its messages are messages.js's: in, one check (toCheck; `rangeFit` under FPQ, with samples); out
+// (fromCheck), its progress, then its result (`check`: {converted, fold_only, unrepaired?, fpq?,
+// models?}) or an error.
 import { UNREPAIRED, checkCandidates, checkFpqTwin, fpqTwinFailure, modelsTable, randomFitSamples } from './check.mjs';
+import './messages.js';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
+
+const { fromCheck, fromPort, receive, toCheck, toPort } = self.pageMessages;
 
 // Threads share memory, which a page has only when cross-origin isolated (its host sends COOP and
 // COEP, as scripts/serve.mjs does): then one thread a core; without, one thread, which works on
@@ -38,15 +37,22 @@ async function modelOf({ model, files, description }) {
 function converterOn(port) {
   const pending = new Map();
   let next = 0;
-  port.onmessage = ({ data: { id, result, error } }) => {
-    const call = pending.get(id);
-    pending.delete(id);
-    if (error !== undefined) call.reject(new Error(error)); else call.resolve(result);
+  // An answer not understood fails every call waiting: none would be answered.
+  const failAll = (said) => {
+    for (const call of pending.values()) call.reject(new Error(`the converter sent an ${said}`));
+    pending.clear();
   };
+  port.onmessage = ({ data }) => receive(fromPort, data, {
+    answer: ({ id, result, error }) => {
+      const call = pending.get(id);
+      pending.delete(id);
+      if (error !== undefined) call.reject(new Error(error)); else call.resolve(result);
+    },
+  }, failAll);
   const rpc = (call, args, transfer = []) => new Promise((resolve, reject) => {
     next += 1;
     pending.set(next, { resolve, reject });
-    port.postMessage({ id: next, call, args }, transfer);
+    port.postMessage(toPort[call]({ id: next, args }), transfer);
   });
   // The model's bytes are handed over, not copied (ResNet-50's are 98 MB, twice a fit): the
   // repair only ever uses the bytes that come back.
@@ -87,11 +93,11 @@ async function checkFpq(converter, candidate, options, post) {
   return { check: await checkFpqTwin(runtime, candidate, made, options, post), bytes: made.model };
 }
 
-self.onmessage = async ({ data }) => {
+async function check(data) {
   const { options } = data;
   try {
-    const post = (stage, fraction) => self.postMessage({ type: 'progress', stage, fraction });
-    self.postMessage({ type: 'progress', stage: 'reading the models', fraction: 0 });
+    const post = (stage, fraction) => self.postMessage(fromCheck.progress({ stage, fraction }));
+    post('reading the models', 0);
     const original = await modelOf(data.original);
     if (data.data) {
       post('reading the samples', 0);
@@ -143,7 +149,7 @@ self.onmessage = async ({ data }) => {
       { model: await modelOf(data.twin), conversion: data.twinConversion, scaleAtol: true, label: 'fold-only twin' },
       ...(repaired ? [{ model: { ...candidate, bytes: unrepairedBytes }, conversion: data.conversion, label: UNREPAIRED }] : []),
     ], options, post);
-    const result = { type: 'result', check: { converted, fold_only, ...(unrepaired ? { unrepaired } : {}) } };
+    const result = fromCheck.result({ check: { converted, fold_only, ...(unrepaired ? { unrepaired } : {}) } });
     if (repaired) Object.assign(result, { repair: repaired.report, repaired: repaired.bytes });
     if (fitted) Object.assign(result, { rangeFit: fitted.report, fitted: fitted.bytes, fixedPoint: fitted.fixedPoint });
     if (rangeEstimate) result.rangeEstimate = rangeEstimate;
@@ -156,6 +162,9 @@ self.onmessage = async ({ data }) => {
     if (models) result.check.models = models;
     self.postMessage(result);
   } catch (e) {
-    self.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+    self.postMessage(fromCheck.error({ message: e instanceof Error ? e.message : String(e) }));
   }
-};
+}
+
+self.onmessage = ({ data }) => receive(toCheck, data, { check },
+  (said) => self.postMessage(fromCheck.error({ message: `the page sent an ${said}` })));

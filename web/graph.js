@@ -6,7 +6,10 @@
 // + and − zoom, 0 fits, Shift + arrows pan. A deep graph is drawn collapsed (collapse.js): a box
 // may stand for a chain or a block of nodes, wears its worst member's state and opens on a click
 // or Enter; a node inside one is selected or highlighted through its box.
+import './messages.js';
 import { opLabel } from './ops.js';
+
+const { fromLayout, receive, toLayout } = self.pageMessages;
 
 const NS = 'http://www.w3.org/2000/svg';
 const NODE_H = 28, CHAR_W = 7, PAD_W = 18, MIN_W = 56;
@@ -84,19 +87,24 @@ export class GraphView {
   layoutWorker() {
     if (this.worker) return this.worker;
     this.worker = new Worker('layout-worker.js');
-    this.worker.onmessage = ({ data }) => {
-      const done = this.pending.get(data.id);
-      this.pending.delete(data.id);
-      if (data.error) done.reject(new Error(data.error)); else done.resolve(data);
-    };
-    // A worker that fails to start (its script or dagre missing) or dies answers nothing more:
-    // every layout asked for, now or later, fails with the reason instead of waiting forever.
-    this.worker.onerror = (e) => {
-      e.preventDefault();
-      this.failed = new Error(`the layout worker stopped (${e.message || 'it could not be loaded'})`);
+    // A worker that fails to start (its script or dagre missing), dies or says what the page does
+    // not know answers nothing more: every layout asked for, now or later, fails with the reason.
+    const fail = (reason) => {
+      this.failed = new Error(`the layout worker stopped (${reason})`);
       for (const { reject } of this.pending.values()) reject(this.failed);
       this.pending.clear();
       this.worker.terminate();
+    };
+    this.worker.onmessage = ({ data }) => receive(fromLayout, data, {
+      laidOut: () => {
+        const done = this.pending.get(data.id);
+        this.pending.delete(data.id);
+        if (data.error) done.reject(new Error(data.error)); else done.resolve(data);
+      },
+    }, (said) => fail(`it sent an ${said}`));
+    this.worker.onerror = (e) => {
+      e.preventDefault();
+      fail(e.message || 'it could not be loaded');
     };
     return this.worker;
   }
@@ -121,7 +129,7 @@ export class GraphView {
     const id = this.nextId++;
     const result = await new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.layoutWorker().postMessage({ id, nodes, edges: unitEdges });
+      this.layoutWorker().postMessage(toLayout.layout({ id, nodes, edges: unitEdges }));
     });
     return { ...result, units, sizes: nodes };
   }

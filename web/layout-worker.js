@@ -1,8 +1,9 @@
 // Lays out a graph with dagre (the layered layout Netron's descends from) off the page's main
-// thread. In: {id, nodes: [{width, height}], edges: [[from, to]]} (indices). Out: {id, nodes:
-// [{x, y}] (centres), edges: [[x, y, ...]] (polyline points), width, height, ms} or {id, error}.
-/* global dagre, importScripts */
-importScripts('dagre.min.js');
+// thread. Its messages are messages.js's: in, toLayout's layout (nodes' sizes, edges between their
+// indices); out, fromLayout's laidOut (nodes' centres, each edge's polyline points [x, y, ...]).
+/* global dagre, importScripts, pageMessages */
+importScripts('dagre.min.js', 'messages.js');
+const { fromLayout, receive, toLayout } = pageMessages;
 
 // The order of nodes within each rank. dagre's own crossing minimisation builds a graph per rank
 // for every sweep: measured in Node, it was three quarters of the layout time of a 1,007-node
@@ -40,7 +41,7 @@ function orderRanks(g) {
   for (const layer of layers) layer?.forEach((v, i) => { g.node(v).order = i; });
 }
 
-self.onmessage = ({ data }) => {
+function layout(data) {
   const started = performance.now();
   try {
     const g = new dagre.graphlib.Graph({ multigraph: true });
@@ -52,8 +53,11 @@ self.onmessage = ({ data }) => {
     const nodes = data.nodes.map((_, i) => { const n = g.node(String(i)); return { x: n.x, y: n.y }; });
     const edges = data.edges.map(([from, to], i) => g.edge(String(from), String(to), String(i)).points.flatMap((p) => [p.x, p.y]));
     const { width, height } = data.nodes.length ? g.graph() : { width: 0, height: 0 };
-    self.postMessage({ id: data.id, nodes, edges, width, height, ms: performance.now() - started });
+    self.postMessage(fromLayout.laidOut({ id: data.id, nodes, edges, width, height, ms: performance.now() - started }));
   } catch (e) {
-    self.postMessage({ id: data.id, error: e instanceof Error ? e.message : String(e) });
+    self.postMessage(fromLayout.laidOut({ id: data.id, error: e instanceof Error ? e.message : String(e) }));
   }
-};
+}
+
+self.onmessage = ({ data }) => receive(toLayout, data, { layout },
+  (said) => self.postMessage(fromLayout.laidOut({ id: data?.id, error: `the page sent an ${said}` })));

@@ -4,8 +4,8 @@
 // fpqWeightBounds the repair's (onnx_lattice_repair, loaded with the fit), fpqTwin the FPQ twin's
 // (onnx_lattice_fpq, loaded on
 // the first twin); the converter's own calls (settleFixedPoint under FPQ, describeAt) are handed in
-// by the worker. {id, call, args} in, {id, result} or {id, error} out.
-/* global OnnxLatticeFit, OnnxLatticeFitMt, OnnxLatticeFpq, OnnxLatticeRepair, importScripts */
+// by the worker. Its messages are messages.js's toPort (a kind a call) and fromPort (the answers).
+/* global OnnxLatticeFit, OnnxLatticeFitMt, OnnxLatticeFpq, OnnxLatticeRepair, importScripts, pageMessages */
 let fitModule = null, fpqModule = null, repairModule = null;
 const load = (script, factory, settings = {}) => {
   const loading = new Promise((resolve) => {
@@ -26,8 +26,6 @@ const fitLoaded = () => (fitModule ??= threaded
   : load('onnx_lattice_fit.js', () => OnnxLatticeFit));
 const fpqLoaded = () => (fpqModule ??= load('onnx_lattice_fpq.js', () => OnnxLatticeFpq));
 const repairLoaded = () => (repairModule ??= load('onnx_lattice_repair.js', () => OnnxLatticeRepair));
-// The repair module's calls: its session (core/repair/session.h) and the FPQ weight bounds.
-const REPAIR_CALLS = new Set(['openRepairSession', 'repairSession', 'fpqWeightBounds']);
 self.serveRepair = (port, converter, { repair = false } = {}) => {
   // A repair's fit module starts loading at once, while the check's worker starts onnxruntime on
   // the other core: the first fit then finds it loaded.
@@ -35,20 +33,29 @@ self.serveRepair = (port, converter, { repair = false } = {}) => {
     fitLoaded();
     repairLoaded();
   }
-  port.onmessage = async ({ data: { id, call, args } }) => {
+  const { fromPort, receive, toPort } = pageMessages;
+  // The answer to call `id`: what `work` returns, or the error it throws.
+  const answer = async (id, work) => {
     try {
-      let result;
-      if (call === 'fitLayer') result = (await fitLoaded()).fitLayer(...args);
-      else if (call === 'fpqTwin') result = (await fpqLoaded()).fpqTwin(...args);
-      else if (REPAIR_CALLS.has(call)) result = (await repairLoaded())[call](...args);
-      else if (Object.hasOwn(converter, call)) result = await converter[call](...args);
-      else throw new Error(`no call '${call}' on the converter's port`);
+      const result = await work();
       if (result?.error !== undefined) throw new Error(result.error);
       // A new model's bytes (a copy out of the module's heap) are handed over, not copied.
       const bytes = result instanceof Uint8Array ? result : result?.bytes;
-      port.postMessage({ id, result }, bytes instanceof Uint8Array ? [bytes.buffer] : []);
+      port.postMessage(fromPort.answer({ id, result }), bytes instanceof Uint8Array ? [bytes.buffer] : []);
     } catch (e) {
-      port.postMessage({ id, error: e instanceof Error ? e.message : String(e) });
+      port.postMessage(fromPort.answer({ id, error: e instanceof Error ? e.message : String(e) }));
     }
   };
+  // Each call, by the module that answers it.
+  const handlers = {
+    fitLayer: ({ id, args }) => answer(id, async () => (await fitLoaded()).fitLayer(...args)),
+    fpqTwin: ({ id, args }) => answer(id, async () => (await fpqLoaded()).fpqTwin(...args)),
+    // The repair's session (core/repair/session.h): the models stay in this module between calls.
+    openRepairSession: ({ id, args }) => answer(id, async () => (await repairLoaded()).openRepairSession(...args)),
+    repairSession: ({ id, args }) => answer(id, async () => (await repairLoaded()).repairSession(...args)),
+    fpqWeightBounds: ({ id, args }) => answer(id, async () => (await repairLoaded()).fpqWeightBounds(...args)),
+    settleFixedPoint: ({ id, args }) => answer(id, () => converter.settleFixedPoint(...args)),
+    describeAt: ({ id, args }) => answer(id, () => converter.describeAt(...args)),
+  };
+  port.onmessage = ({ data }) => receive(toPort, data, handlers, (said) => answer(data?.id, () => { throw new Error(`the converter's port got an ${said}`); }));
 };

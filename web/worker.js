@@ -1,35 +1,31 @@
 // The page's conversion worker: owns the WebAssembly module, so the page never freezes. The model
 // and its data files stay Files (Blobs) on disk: what the core will read of them is read ahead
 // (read-ahead.js), and the downloads are Blobs whose unchanged ranges are slices of those Files.
-// Messages in: {type: 'init'} to load the module ahead of time, {type: 'load', model (a File, or
-// bytes), name, files, options} and {type: 'convert', options}. `files` are an external-data
-// model's data files by name, matched to its tensors' `location`s. Out: ready {targets}; progress {stage,
-// fraction} as the core reports each stage; result {report, name, input, output (the graph
-// descriptions), ms} as soon as the report is known, then output {model, data (Blobs; data null
-// for one file), heapBytes (the conversion's peak)} once the folded data is computed and the
-// downloads are made; error {message}.
-// {type: 'twin', options} makes the check's fold-only twin: twin {model, data, description, report}.
-// {type: 'repair-port', port, repair} serves the repair's, the range fit's and the FPQ twin's calls
-// into the module on that port (`repair`: one is to run, so the fit module starts loading).
-/* global OnnxLattice, importScripts, readAhead */
-importScripts('onnx_lattice.js', 'read-ahead.js');
+// Its messages are messages.js's toConverter (in) and fromConverter (out).
+/* global OnnxLattice, importScripts, pageMessages, readAhead */
+importScripts('onnx_lattice.js', 'read-ahead.js', 'messages.js');
+const { fromConverter, receive, toConverter } = pageMessages;
 
-let module = null;
-let targets = [];         // the catalogue's, default first
-let foldDefaults = {};    // scheme ('none', 'fpq', 'lsq') -> whether it folds BatchNorm unless told (the core's rule)
-let input = null;         // the model as picked, kept for converting again with other options
-let modelName = 'model';  // the picked file's name without .onnx
-let files = new Map();    // the model's data files, by name
+// The worker's state.
+const converter = {
+  module: null,
+  targets: [],  // the catalogue's, default first
+  foldDefaults: {},  // scheme ('none', 'fpq', 'lsq') -> whether it folds BatchNorm unless told (the core's rule)
+  input: null,  // the model as picked, kept for converting again with other options
+  modelName: 'model',  // the picked file's name without .onnx
+  files: new Map(),  // the model's data files, by name
+  queue: Promise.resolve(),  // one message at a time: none may start a conversion while one waits for its reads
+};
 const post = (message, transfer = []) => self.postMessage(message, transfer);
 
 async function ready() {
-  if (!module) {
-    post({ type: 'progress', stage: 'loading the converter (WebAssembly)', fraction: 0 });
-    module = await OnnxLattice({ printErr: () => {} });
-    targets = JSON.parse(module.catalogue()).targets.map((t) => t.name);
-    foldDefaults = JSON.parse(module.options()).derived.fold_batch_norm;
+  if (!converter.module) {
+    post(fromConverter.progress({ stage: 'loading the converter (WebAssembly)', fraction: 0 }));
+    const module = converter.module = await OnnxLattice({ printErr: () => {} });
+    converter.targets = JSON.parse(module.catalogue()).targets.map((t) => t.name);
+    converter.foldDefaults = JSON.parse(module.options()).derived.fold_batch_norm;
   }
-  return module;
+  return converter.module;
 }
 
 // Built without C++ exceptions: running out of heap aborts the module (a RuntimeError or a bare
@@ -38,7 +34,7 @@ function guarded(fn) {
   try {
     return fn();
   } catch (e) {
-    module = null;
+    converter.module = null;
     throw new Error('out of memory: the model does not fit in the WebAssembly heap (4 GB at most)');
   }
 }
@@ -51,6 +47,7 @@ const blob = (parts) => new Blob(parts, { type: 'application/octet-stream' });
 // from another target does not rename this one (core/output_name.h).
 // The fold-only twin's data file has a fixed name instead (check-run.js feeds it by that name).
 function coreOptions(options, naming, held) {
+  const { files } = converter;
   const resolver = files.size ? (location) => files.get(location) ?? null : undefined;
   return { ...options, resolver, ...naming, ignoreUnknownSkips: true, describe: true, held };
 }
@@ -62,7 +59,7 @@ const baseName = (result) => result.name.replace(/\.onnx$/, '');
 // of options to one.
 function run(options, naming, onProgress, held, onConverted) {
   self.converts = (self.converts ?? 0) + 1;
-  const result = guarded(() => module.convert(input, { ...coreOptions(options, naming, held), onConverted }, onProgress));
+  const result = guarded(() => converter.module.convert(converter.input, { ...coreOptions(options, naming, held), onConverted }, onProgress));
   if (result.error !== undefined) throw new Error(result.error);
   return result;
 }
@@ -70,7 +67,14 @@ function run(options, naming, onProgress, held, onConverted) {
 // The last conversion's profile, read by bench/page.mjs: ms since the message came.
 self.profile = null;
 
+// A conversion or a twin needs a model: none comes before the first `load`.
+function loaded() {
+  if (!converter.input) throw new Error('no model loaded');
+  return converter;
+}
+
 async function convert(options, received) {
+  const { module, input, files, modelName } = loaded();
   const started = performance.now();
   const stages = [];
   const counts = module.profile = { reads: 0, readBytes: 0, readMs: 0, held: 0, heldBytes: 0, blobs: 0, blobMs: 0 };
@@ -78,7 +82,7 @@ async function convert(options, received) {
   const at = () => performance.now() - received;
   const onProgress = ({ stage, fraction }) => {
     stages.push({ stage, at: at(), counts: { ...counts } });
-    post({ type: 'progress', stage, fraction });
+    post(fromConverter.progress({ stage, fraction }));
   };
   // Held only for this conversion: the next one reads again rather than keep the bytes.
   const held = await readAhead(input, files, () => guarded(() => module.plan(input, coreOptions(options, { outputStem: modelName }))), profile.ahead);
@@ -86,10 +90,10 @@ async function convert(options, received) {
   // The report is shown while the folded data is computed and the downloads are made.
   const onConverted = (early) => {
     Object.assign(profile, { converted: at(), countsAtReport: { ...counts } });
-    post({
-      type: 'result', report: JSON.parse(early.report), name: baseName(early), input: JSON.parse(early.inputDescription),
+    post(fromConverter.result({
+      report: JSON.parse(early.report), name: baseName(early), input: JSON.parse(early.inputDescription),
       output: JSON.parse(early.description), ms: performance.now() - started,
-    });
+    }));
     profile.posted = at();
   };
   const result = run(options, { outputStem: modelName }, onProgress, held, onConverted);
@@ -98,16 +102,17 @@ async function convert(options, received) {
   const model = blob(result.model ?? [input]), data = result.data ? blob(result.data) : null;
   profile.joined = at();
   profile.counts = counts;
-  post({ type: 'output', model, data, heapBytes: result.heapBytes });
+  post(fromConverter.output({ model, data, heapBytes: result.heapBytes }));
 }
 
 // The check's fold-only twin: the conversion's folds (and skips of them), no conversion pattern.
 function twin(options) {
+  loaded();
   const result = run({ ...options, target: 'none' }, { dataFile: 'twin.onnx.data' });
-  post({
-    type: 'twin', model: blob(result.model ?? [input]), data: result.data ? blob(result.data) : null,
+  post(fromConverter.twin({
+    model: blob(result.model ?? [converter.input]), data: result.data ? blob(result.data) : null,
     description: JSON.parse(result.description), report: JSON.parse(result.report),
-  });
+  }));
 }
 
 // A model through exact rewrites only: a repaired model under FPQ through the scheme's
@@ -115,7 +120,7 @@ function twin(options) {
 // the samples (range_fit.mjs, `options.describe`: the fitted model is run next). Its bytes, report
 // and, when asked, description.
 async function settleFixedPoint(bytes, options) {
-  const result = guarded(() => module.convert(bytes, options, undefined));
+  const result = guarded(() => converter.module.convert(bytes, options, undefined));
   if (result.error !== undefined) throw new Error(result.error);
   const settled = result.model ? new Uint8Array(await blob(result.model).arrayBuffer()) : bytes;
   return { bytes: settled, report: JSON.parse(result.report), ...(result.description ? { description: JSON.parse(result.description) } : {}) };
@@ -123,40 +128,38 @@ async function settleFixedPoint(bytes, options) {
 
 // A model described at the given sizes (repair.mjs, atSampleSizes): a dynamic one's shapes as numbers.
 function describeAt(bytes, shapes) {
-  const described = guarded(() => module.describe(bytes, shapes));
+  const described = guarded(() => converter.module.describe(bytes, shapes));
   if (typeof described !== 'string') throw new Error(described.error);
   return JSON.parse(described);
 }
 
+const handlers = (received) => ({
+  init: () => post(fromConverter.ready({ targets: converter.targets, foldDefaults: converter.foldDefaults })),
+  repairPort: ({ port, repair }) => {
+    // Loaded on the first repair or FPQ twin: none of it weighs on the page's first load.
+    if (!self.serveRepair) importScripts('repair-server.js');
+    self.serveRepair(port, { settleFixedPoint, describeAt }, { repair });
+  },
+  load: ({ model, name, files, options }) => {
+    Object.assign(converter, { input: model, modelName: name, files: new Map(Object.entries(files ?? {})) });
+    return convert(options, received);
+  },
+  convert: ({ options }) => convert(options, received),
+  twin: ({ options }) => twin(options),
+});
+
 async function handle(data, received) {
   try {
     await ready();
-    if (data.type === 'init') return post({ type: 'ready', targets, foldDefaults });
-    if (data.options) data.options.target ||= targets[0];  // sent before the page had them
-    if (data.type === 'repair-port') {
-      // Loaded on the first repair or FPQ twin: none of it weighs on the page's first load.
-      if (!self.serveRepair) importScripts('repair-server.js');
-      return self.serveRepair(data.port, {
-        settleFixedPoint,
-        describeAt,
-      }, { repair: data.repair });
-    }
-    if (data.type === 'load') {
-      input = data.model;
-      modelName = data.name;
-      files = new Map(Object.entries(data.files ?? {}));
-    }
-    if (!input) throw new Error('no model loaded');
-    if (data.type === 'twin') return twin(data.options);
-    await convert(data.options, received);
+    if (data?.options) data.options.target ||= converter.targets[0];  // sent before the page had them
+    await receive(toConverter, data, handlers(received), (said) => { throw new Error(`the page sent an ${said}`); });
   } catch (e) {
-    post({ type: data.type === 'twin' ? 'twin' : 'error', message: e instanceof Error ? e.message : String(e) });
+    const message = e instanceof Error ? e.message : String(e);
+    post(data?.type === toConverter.twin.type ? fromConverter.twin({ message }) : fromConverter.error({ message }));
   }
 }
 
-// One message at a time: none may start a conversion while one waits for its reads.
-let queue = Promise.resolve();
 self.onmessage = ({ data }) => {
   const received = performance.now();
-  queue = queue.then(() => handle(data, received));
+  converter.queue = converter.queue.then(() => handle(data, received));
 };

@@ -181,6 +181,27 @@ test('an invalid file shows the error panel in words', async () => {
   await context.close();
 });
 
+// web/messages.js: a kind its receiver has no handler for is said, on the console and on the page.
+test('a message of a kind its receiver does not know, either way between the page and the converter, is an error in words', async () => {
+  const { page, context } = await openPage();
+  const logged = [];
+  page.on('console', (m) => { if (m.type() === 'error') logged.push(m.text()); });
+  const worker = await converterWorker(page);
+  await worker.evaluate(() => self.postMessage({ type: 'reddy' }));
+  assert.match(await waitDone(page), /^Failed/);
+  assert.equal(await page.textContent('[data-testid="error"]'),
+    "This model could not be converted: the converter sent an unknown message kind 'reddy'");
+  assert.ok(logged.some((t) => t.includes("unknown message kind 'reddy'")), logged.join('\n'));
+  // The page still works, and a kind the converter does not know comes back said so.
+  await page.click('[data-testid="sample-model"]');
+  assert.match(await waitDone(page), /^Done/);
+  await worker.evaluate(() => self.onmessage({ data: { type: 'lod' } }));
+  await page.waitForFunction(() => !document.querySelector('[data-testid="error"]').hidden, null, { polling: 100 });
+  assert.equal(await page.textContent('[data-testid="error"]'),
+    "This model could not be converted: the page sent an unknown message kind 'lod'");
+  await context.close();
+});
+
 test('of several models picked, the first by name converts and the others are named as not taken; the result names its file', async () => {
   const { page, context } = await openPage();
   const notice = () => page.textContent('[data-testid="pick-notice"]');
