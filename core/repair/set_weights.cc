@@ -185,6 +185,7 @@ Status write(onnx::ModelProto& model, const GraphView::Labels& given_labels, con
                          "all its data (convert with dataLayout 'inline' first)",
                          printable(*external));
   }
+  if (auto s = validate_model(model); !s) return s.error();
   auto labels = given_labels;
   Rewriter rewriter(*model.mutable_graph(), default_opset(model), model.ir_version(), &labels,
                     Rewriter::Mode::kIncremental);
@@ -247,7 +248,6 @@ Result<std::string> run(std::span<const uint8_t> bytes, const std::vector<LayerW
   if (auto s = check_model_size(bytes.size()); !s) return s.error();
   auto model = parse_model(bytes);
   if (!model) return model.error();
-  if (auto s = validate_model(*model); !s) return s.error();
   if (auto s = write(*model, GraphView::original_labels(model->graph()), layers); !s) return s.error();
   return serialize_model(*model);
 }
