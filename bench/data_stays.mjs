@@ -21,13 +21,13 @@ const MiB = 2 ** 20;
 
 if (process.argv[2] === '--heap') {
   // The package's internal engine: the documented API does not expose the heap's size.
-  const { createEngine } = await import('../wasm/engine.mjs');
+  const { createEngine } = await import('../wasm/node/engine.mjs');
   const [target, modelPath, dataPath] = process.argv.slice(3);
   const bytes = readFileSync(modelPath);
   const data = dataPath ? readFileSync(dataPath) : null;
   const lattice = await createEngine();
   if (typeof lattice._heapBytes !== 'function') {
-    throw new Error('wasm/engine.mjs: createEngine() has no _heapBytes() (the wasm heap size) to measure with');
+    throw new Error('wasm/node/engine.mjs: createEngine() has no _heapBytes() (the wasm heap size) to measure with');
   }
   const loaded = lattice._heapBytes();
   const asked = [];

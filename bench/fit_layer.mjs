@@ -1,10 +1,10 @@
-// The fit alone (wasm/fit_bindings.cc fitLayer, the compiled code the Node CLI and the page run)
+// The fit alone (bindings/fit_bindings.cc fitLayer, the compiled code the Node CLI and the page run)
 // on the shapes of ResNet-50's heaviest refits at 64 samples, on seeded data shaped like
 // activations (non-negative, a fifth of them zero): what the repair's fit costs per layer without
 // running a model. One line per layer: P features, rows, and the median time of REPEATS; with
 // `rectified`, each fit is a layer's before a Relu (two fits on the same rows in one call).
 //   node bench/fit_layer.mjs REPEATS [rectified]
-import { loadFitModule } from '../wasm/engine.mjs';
+import { loadFitModule } from '../wasm/node/engine.mjs';
 
 const LAYERS = [
   // name, input [N, C, H, W], output channels, kernel, stride

@@ -31,7 +31,7 @@ import { chromium } from 'playwright-core';
 
 import { serve } from '../scripts/serve.mjs';
 import { createSyncConverter } from '../wasm/index.mjs';
-import { repairPlan } from '../wasm/repair.mjs';
+import { repairPlan } from '../wasm/shared/repair.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lattice');

@@ -3,7 +3,7 @@
 //   node bench/snap_weights.mjs MODEL.onnx ... [--target lattice|lattice-advanced]
 // Each snapped Conv is measured on its own: the model converted without folding and with every
 // match skipped except those on that conv, then checked layer by layer against the original
-// (converter.check with layerwise and the conversion's report, wasm/check.mjs). The figure is the
+// (converter.check with layerwise and the conversion's report, wasm/shared/check.mjs). The figure is the
 // check's per-rewrite change: max |Δ| at the last tensor the rewrite hands on (the conv's output;
 // a stride-2 chain made stride 1 + MaxPool: the chain's end), and what reached its inputs
 // (max_abs_in), which must be 0 — else another rewrite is in the figure and the bench stops.
@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
-import { inputFeeds } from '../wasm/check.mjs';
+import { inputFeeds } from '../wasm/shared/check.mjs';
 import { createSyncConverter } from '../wasm/index.mjs';
 
 const args = process.argv.slice(2);

@@ -175,8 +175,8 @@ std::vector<OptionRow> make_rows() {
       {kOutputStem, "", "", "", "", "outputStem", V::kString, "", "", {},
        "the model's name: the output and its data file are named after it and the conversion", kConvertCommand, kPage,
        ""},
-      // The package's own in-memory callers (the check's worker, wasm/range_fit.mjs) hand FPQ's
-      // range fit the per-channel ranges they measured; the public convert() refuses it.
+      // The package's own in-memory callers (the check's worker, wasm/shared/range_fit.mjs) hand
+      // FPQ's range fit the per-channel ranges they measured; the public convert() refuses it.
       {kChannelRanges, "", "", "", "", "channelRanges", V::kOther, "", "", {},
        "FPQ's range fit: measured per-channel ranges by tensor", kConvertCommand, kPage, ""},
       {kChannelClips, "", "", "", "", "channelClips", V::kOther, "", "", {},

@@ -41,9 +41,9 @@ inline constexpr unsigned kBothClis = kNativeCli | kNodeCli;
 inline constexpr unsigned kConversionApi = kApiConvert | kApiConvertFile | kPage;
 
 // What the Node API's key holds, which the binding checks before anything else.
-// kWrapper: taken out by the JavaScript wrapper (wasm/engine.mjs) before the binding sees the
+// kWrapper: taken out by the JavaScript wrapper (wasm/node/engine.mjs) before the binding sees the
 // object, so the binding refuses it as unknown. kOther: checked by the JavaScript that takes it
-// (check(), repair(): wasm/check_node.mjs), which the binding never sees.
+// (check(), repair(): wasm/node/check_node.mjs), which the binding never sees.
 enum class ApiValue { kNone, kString, kBoolean, kStrings, kShapes, kFunction, kMap, kWrapper, kOther };
 
 struct OptionRow {

@@ -55,9 +55,9 @@ struct Options {
   // (the Node shells, which measure them, say where they came from).
   std::map<std::string, std::vector<double>> channel_ranges;
   // Beside them, per channel of an activation FPQ holds in unsigned 1.7, its MSE-optimal clip on
-  // the same data (wasm/fpq_clip.mjs): where no scale keeps every value of a channel and the next
-  // layer's weights in range, the activation is clipped there if that is below where the weights
-  // stop the scale.
+  // the same data (wasm/shared/fpq_clip.mjs): where no scale keeps every value of a channel and
+  // the next layer's weights in range, the activation is clipped there if that is below where the
+  // weights stop the scale.
   std::map<std::string, std::vector<double>> channel_clips;
 
   bool folds_batch_norm() const { return fold_batch_norm.value_or(default_fold_batch_norm(fixed_point)); }

@@ -50,14 +50,12 @@ cp "$ROOT/build/wasm/onnx_lattice_fpq.js" "$ROOT/build/wasm/onnx_lattice_fpq.was
 cp "$ROOT/tests/fixtures/sample.onnx" "$ROOT/build/web/sample.onnx" 2>/dev/null || true
 # The graph view's layout library: its browser build, from node_modules (installed by setup.sh).
 cp "$ROOT/node_modules/@dagrejs/dagre/dist/dagre.min.js" "$ROOT/build/web/"
-# The check: the comparison the Node package uses too, and onnxruntime-web's CPU build (one
-# thread unless the page is cross-origin isolated, no WebGPU), loaded only when "Check" is pressed.
-cp "$ROOT/wasm/check.mjs" "$ROOT/wasm/check_sizes.mjs" "$ROOT/build/web/"
-# The user's data readers, shared with the Node package, and fflate's browser module for .npz.
-cp "$ROOT/wasm/npy.mjs" "$ROOT/wasm/npz.mjs" "$ROOT/wasm/preprocess.mjs" "$ROOT/wasm/samples.mjs" "$ROOT/wasm/half.mjs" "$ROOT/build/web/"
-# The repair's steps and the model parts it runs (the fit itself is the converter's, in onnx_lattice_fit*.wasm),
-# and FPQ's range fit on the samples with the clips it chooses (the rewrite itself is the converter's).
-cp "$ROOT/wasm/repair.mjs" "$ROOT/wasm/range_fit.mjs" "$ROOT/wasm/fpq_clip.mjs" "$ROOT/build/web/"
+# The modules the page runs as the Node package does (the check's comparison, the user's data
+# readers, the repair's steps, FPQ's range fit), copied as the folder they live in: a module added
+# there is on the site with no change here.
+cp -r "$ROOT/wasm/shared" "$ROOT/build/web/shared"
+# fflate's browser module for .npz, and onnxruntime-web's CPU build (one thread unless the page is
+# cross-origin isolated, no WebGPU), loaded only when "Check" is pressed.
 cp "$ROOT/node_modules/fflate/esm/browser.js" "$ROOT/build/web/fflate.mjs"
 mkdir -p "$ROOT/build/web/ort"
 cp "$ROOT/node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs" \

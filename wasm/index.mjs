@@ -4,12 +4,12 @@
 // costs nothing to keep).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { ABORTED, RUNNING } from './call_state.mjs';
-import { check, fitRanges, repair } from './check_node.mjs';
-import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './engine.mjs';
+import { ABORTED, RUNNING } from './node/call_state.mjs';
+import { check, fitRanges, repair } from './node/check_node.mjs';
+import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './node/engine.mjs';
 
 // The FPQ twin's module loads on the first twin (fpq.mjs), in both converters.
-const fpqTwin = async (bytes) => (await import('./fpq.mjs')).fpqTwin(bytes);
+const fpqTwin = async (bytes) => (await import('./node/fpq.mjs')).fpqTwin(bytes);
 
 // check() (check_node.mjs) runs both models in onnxruntime-node in a worker thread of its own, so
 // it is asynchronous in both converters.
@@ -89,7 +89,7 @@ class Calls {
   #start() {
     // Node's flags but --input-type, which a worker started from a file refuses (`node --input-type=module -e`).
     const execArgv = process.execArgv.filter((flag) => !flag.startsWith('--input-type'));
-    const worker = new Worker(new URL('./worker.mjs', import.meta.url), { execArgv });
+    const worker = new Worker(new URL('./node/worker.mjs', import.meta.url), { execArgv });
     worker.on('message', (message) => this.#message(message));
     const died = (why) => {
       if (this.#worker !== worker) return;

@@ -1,12 +1,12 @@
 // The check's result in the page: the verdict in words, a table per comparison, the sizes to
 // check at when the model leaves them open, and the refusal of sizes onnxruntime-web cannot hold.
-import { fedText, figure, percent, taskCell, verdict } from './check.mjs';
+import { fedText, figure, percent, taskCell, verdict } from './shared/check.mjs';
 import { breakable } from './panels.js';
-import { rangeFitLines } from './range_fit.mjs';
-import { fixedPointRepairText, refittedText } from './repair.mjs';
+import { rangeFitLines } from './shared/range_fit.mjs';
+import { fixedPointRepairText, refittedText } from './shared/repair.mjs';
 
-export { finiteForJson } from './check.mjs';
-export { checkShapes, sizesTooLarge } from './check_sizes.mjs';
+export { finiteForJson } from './shared/check.mjs';
+export { checkShapes, sizesTooLarge } from './shared/check_sizes.mjs';
 
 // onnxruntime-web is 32-bit WebAssembly: 4 GiB of memory at most.
 export const CHECK_MEMORY_LIMIT = 4 * 2 ** 30;
@@ -54,7 +54,7 @@ function table(caption, check) {
   return t;
 }
 
-// Every model the check ran, side by side on the same samples (check.mjs, modelsTable): a row a
+// Every model the check ran, side by side on the same samples (shared/check.mjs, modelsTable): a row a
 // model, a column an output's task figure (and accuracy, with labels).
 function modelsSection(models) {
   const t = el('table', undefined, 'models');
@@ -87,7 +87,7 @@ function modelsSection(models) {
 
 // The sizes to check at, for the inputs whose dynamic dimensions the model leaves open (what the
 // CLI asks for with --check-shape): a field per dimension, starting at the size the model
-// suggests (check_sizes.mjs, proposeShape), and why; `onSizes({name: dims})` checks with them.
+// suggests (shared/check_sizes.mjs, proposeShape), and why; `onSizes({name: dims})` checks with them.
 function sizesForm(box, missing, onSizes) {
   const form = el('form');
   form.append(el('p', 'The model\'s inputs have dynamic dimensions: give each the size to check at. A size that reduces ' +

@@ -9,7 +9,7 @@ import { breakable } from './panels.js';
 
 const { fromCheck, fromConverter, receive, toCheck, toConverter } = self.pageMessages;
 
-// Under FPQ a check on samples fits the ranges on them (range_fit.mjs): the download is then the
+// Under FPQ a check on samples fits the ranges on them (shared/range_fit.mjs): the download is then the
 // fitted model (made from the repaired one after a repair), named so, and the report carries the
 // fit (`range_fit`) and the fitted model's fit analysis, as the Node CLI writes them. A check
 // without a fit goes back to the model before it and the conversion's analysis (the estimate).
@@ -128,7 +128,7 @@ export async function runCheck(page, given, repair) {
     // from the converted one.
     const converted = !repair && current.repaired ? current.repaired : await orCancel(current.files.promise);
     // Under FPQ the ranges are fitted on the samples picked, as the Node CLI fits them on its
-    // calibration samples (range_fit.mjs); without samples the conversion's estimate stays, and a
+    // calibration samples (shared/range_fit.mjs); without samples the conversion's estimate stays, and a
     // model keeping its weights in a data file too (the fit, like the repair, rewrites one file).
     const fpqScheme = report.options.fixed_point === 'fpq';
     const rangeFit = fpqScheme && Boolean(data) && !converted.data;

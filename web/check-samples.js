@@ -3,10 +3,10 @@
 // without colour management (so the pixels are the file's, as the Node side's decoders give
 // them); everything after the pixels or the file's bytes is the Node package's shared code.
 import { unzipSync } from './fflate.mjs';
-import { dataError, readNpy } from './npy.mjs';
-import { readNpz } from './npz.mjs';
-import { imageBatch } from './preprocess.mjs';
-import { concatSamples, labelsBesideImages, samplesForInputs } from './samples.mjs';
+import { dataError, readNpy } from './shared/npy.mjs';
+import { readNpz } from './shared/npz.mjs';
+import { imageBatch } from './shared/preprocess.mjs';
+import { concatSamples, labelsBesideImages, samplesForInputs } from './shared/samples.mjs';
 
 const IMAGE = /\.(png|jpe?g|webp)$/i;
 // The labels of .npy samples: a .npy of this name picked with them.

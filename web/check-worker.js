@@ -1,11 +1,11 @@
 // The page's check worker (a module worker, started when "Check" is pressed and ended after):
 // runs the input, the converted model and the fold-only twin in onnxruntime-web's CPU build,
 // served from this site (ort/), and compares them with the same module as the Node package
-// (check.mjs). Ending the worker hands the runtime's memory back to the browser.
+// (shared/check.mjs). Ending the worker hands the runtime's memory back to the browser.
 // Its messages are messages.js's: in, one check (toCheck; `rangeFit` under FPQ, with samples); out
 // (fromCheck), its progress, then its result (`check`: {converted, fold_only, unrepaired?, fpq?,
 // models?}) or an error.
-import { UNREPAIRED, checkCandidates, checkFpqTwin, fpqTwinFailure, modelsTable, randomFitSamples } from './check.mjs';
+import { UNREPAIRED, checkCandidates, checkFpqTwin, fpqTwinFailure, modelsTable, randomFitSamples } from './shared/check.mjs';
 import './messages.js';
 import * as ort from './ort/ort.wasm.bundle.min.mjs';
 
@@ -25,7 +25,7 @@ const runtime = {
 
 const bytesOf = async (file) => (file instanceof Uint8Array ? file : new Uint8Array(await file.arrayBuffer()));
 
-// A model for check.mjs: its bytes, and its data files read whole (the runtime holds them anyway).
+// A model for shared/check.mjs: its bytes, and its data files read whole (the runtime holds them anyway).
 async function modelOf({ model, files, description }) {
   const externalData = [];
   for (const [path, file] of Object.entries(files ?? {})) externalData.push({ path, data: await bytesOf(file) });
@@ -67,12 +67,12 @@ function converterOn(port) {
     // Copies: the repair goes on with these bytes.
     describeAt: (bytes, shapes) => rpc('describeAt', [bytes, shapes]),
     fpqWeightBounds: (bytes, node, ranges, clips) => rpc('fpqWeightBounds', [bytes, node, ranges, clips]),
-    // FPQ's range fit given the measured ranges (range_fit.mjs, engine.settle; a promise, as every
+    // FPQ's range fit given the measured ranges (shared/range_fit.mjs, engine.settle; a promise, as every
     // call here): a copy, as the fit goes on with the model before it; the fitted model is
     // described, as it runs next.
     settle: (bytes, options) => rpc('settleFixedPoint', [bytes, { ...options, describe: true }]),
     // The twin's bytes and what it holds (with valuesOnly, what it holds alone), read as the Node
-    // module gives it (fpq.mjs).
+    // module gives it (wasm/node/fpq.mjs).
     fpqTwin: async (bytes, { valuesOnly = false } = {}) => {
       const made = await rpc('fpqTwin', [bytes, valuesOnly]);
       return { ...(valuesOnly ? {} : { model: made.model }), twin: JSON.parse(made.twin) };
@@ -81,7 +81,7 @@ function converterOn(port) {
 }
 
 // The FPQ twin of the (converted, or repaired) candidate against the candidate, as the Node check
-// makes it (check.mjs, checkFpqTwin); the twin is the converter's, asked on its port.
+// makes it (shared/check.mjs, checkFpqTwin); the twin is the converter's, asked on its port.
 async function checkFpq(converter, candidate, options, post) {
   post('making the FPQ twin', 0);
   let made;
@@ -113,7 +113,7 @@ async function check(data) {
     if (data.repair) {
       // The samples picked are the calibration: the fit takes three quarters, the check the
       // quarter it never saw (without samples, seeded random inputs for both, said so).
-      const { holdOut, repairModel } = await import('./repair.mjs');
+      const { holdOut, repairModel } = await import('./shared/repair.mjs');
       fit = options.samples ?? randomFitSamples(original.description, options);
       if (options.samples) [fit, options.samples] = holdOut(options.samples);
       // The converted model as it was, for the check after the repair: read again from its Blob
@@ -129,11 +129,11 @@ async function check(data) {
       // the share of the picked samples a repair fitted on, or held out the same way: the check
       // never judges on a sample a fit saw. One sample cannot be both; the estimate stays.
       if (!fit && options.samples.samples > 1) {
-        const { holdOut } = await import('./repair.mjs');
+        const { holdOut } = await import('./shared/repair.mjs');
         [fit, options.samples] = holdOut(options.samples, 'the range fit');
       }
       if (fit) {
-        const { fitRanges } = await import('./range_fit.mjs');
+        const { fitRanges } = await import('./shared/range_fit.mjs');
         // A repaired model is described anew: its new biases' BatchNormalizations renamed its convs' outputs.
         const model = repaired ? { ...candidate, description: await converter.describeAt(candidate.bytes) } : candidate;
         fitted = await fitRanges(runtime, converter, model, data.conversion, fit, post);

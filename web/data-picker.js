@@ -2,7 +2,7 @@
 // (nothing is read here: the check's worker reads them when "Check" is pressed), and the choices
 // that turn images into tensors. The page's first load carries only this; the readers load with
 // the check.
-import { imageLayout } from './preprocess.mjs';
+import { imageLayout } from './shared/preprocess.mjs';
 
 const IMAGE = /\.(png|jpe?g|webp)$/i;
 const ARRAY = /\.(npy|npz)$/i;

@@ -4,7 +4,7 @@
 // repeats them — and the legend counts each kind. Loaded by app.js only when a scheme is chosen,
 // so the page's first load does not carry it.
 // A share as the check says it (never "0.0 %" for one above 0).
-import { percent } from './check.mjs';
+import { percent } from './shared/check.mjs';
 import { svg } from './graph.js';
 
 // Light fills with a dark border, so the box's text colour (style.css) reads on every badge.

@@ -3,7 +3,7 @@
 // fit for its properties. Loaded by app.js only when a scheme is chosen, so the page's first load
 // does not carry it (nor the check's module, whose `percent` says a share as the check does:
 // never "0.0 %" for a share above 0).
-import { figure, percent } from './check.mjs';
+import { figure, percent } from './shared/check.mjs';
 
 function el(tag, content, className) {
   const e = document.createElement(tag);

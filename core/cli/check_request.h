@@ -26,12 +26,13 @@ struct CheckFlags {
   std::optional<double> min_agreement, min_accuracy;
   std::optional<std::pair<double, double>> input_range;
   // The user's samples instead of random inputs (a .npy, a .npz, an image, or a folder of
-  // them), their labels, and how images become tensors: read by the host (wasm/samples_node.mjs).
+  // them), their labels, and how images become tensors: read by the host
+  // (wasm/node/samples_node.mjs).
   std::optional<std::string> inputs, labels;
   std::optional<std::string> image_resize, image_scale, image_order;
   // `convert --repair`: the host refits the rewritten layers on the calibration samples (none:
   // seeded random inputs) before it checks; also a request for a host with a runtime. Under
-  // --fixed-point fpq the host also measures FPQ's range fit on them (wasm/range_fit.mjs).
+  // --fixed-point fpq the host also measures FPQ's range fit on them (wasm/shared/range_fit.mjs).
   bool repair = false;
   std::vector<std::string> calibration;
   // --check-shape NAME:d0,...: the size the check feeds an input, leaving the converted model's

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { loadModule } from '../../wasm/engine.mjs';
+import { loadModule } from '../../wasm/node/engine.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { ZOO, fixture, fixtures } from './helpers.mjs';
 

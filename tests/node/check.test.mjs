@@ -1,12 +1,12 @@
-// The check (wasm/check.mjs, check_node.mjs, check_cli.mjs): the comparison's arithmetic, then
-// the Node API and both CLIs on real models run in onnxruntime-node.
+// The check (wasm/shared/check.mjs, wasm/node/check_node.mjs, wasm/cli/check_cli.mjs): the comparison's
+// arithmetic, then the Node API and both CLIs on real models run in onnxruntime-node.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { compareTensor, inputFeeds, rewriteChanges, withOutputs } from '../../wasm/check.mjs';
+import { compareTensor, inputFeeds, rewriteChanges, withOutputs } from '../../wasm/shared/check.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, ROOT, ZOO, fixture, scratch } from './helpers.mjs';
 

@@ -6,8 +6,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { checkModels } from '../../wasm/check.mjs';
-import { bytesText, checkShapes, deepestStride, missingSizesMessage, proposeShape, sizesTooLarge } from '../../wasm/check_sizes.mjs';
+import { checkModels } from '../../wasm/shared/check.mjs';
+import { bytesText, checkShapes, deepestStride, missingSizesMessage, proposeShape, sizesTooLarge } from '../../wasm/shared/check_sizes.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, fixture, scratch } from './helpers.mjs';
 

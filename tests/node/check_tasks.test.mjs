@@ -1,4 +1,4 @@
-// The check's task figures (wasm/check.mjs, decisions and the verdict): whether a candidate still
+// The check's task figures (wasm/shared/check.mjs, decisions and the verdict): whether a candidate still
 // does the original's task, for outputs whose shape says what they are. A probability map's IoU
 // above the threshold, per-anchor detect decisions, greedy CTC sequences, and top-1 of class
 // scores; first in the verdict on samples, after the distance on random inputs. The models
@@ -13,8 +13,8 @@ import { test } from 'node:test';
 
 import ort from 'onnxruntime-node';
 
-import { compareTensor, decisions, verdict } from '../../wasm/check.mjs';
-import { holdOut } from '../../wasm/repair.mjs';
+import { compareTensor, decisions, verdict } from '../../wasm/shared/check.mjs';
+import { holdOut } from '../../wasm/shared/repair.mjs';
 import { CLIS, FIXTURES, fixture, numpyValues, scratch } from './helpers.mjs';
 
 const dir = scratch();
@@ -124,7 +124,7 @@ test('a sequence: greedy CTC (repeats collapsed, then blanks removed) and each s
 
 test('the check on samples: every output\'s task figures are what the models\' own outputs give', async () => {
   // converter.check() itself: createConverter() and createSyncConverter() both hand it over.
-  const { check } = await import('../../wasm/check_node.mjs');
+  const { check } = await import('../../wasm/node/check_node.mjs');
   const lattice = { check };
   const report = await lattice.check(ORIGINAL, CANDIDATE, { inputs: SAMPLES });
   const out = (name) => report.outputs.find((o) => o.name === name);

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 
 import ort from 'onnxruntime-node';
 
-import { readNpy } from '../../wasm/npy.mjs';
+import { readNpy } from '../../wasm/shared/npy.mjs';
 import { CLIS, scratch } from './helpers.mjs';
 
 const DIR = process.env.ONNX_LATTICE_EXPORTERS ?? join(process.env.ONNX_LATTICE_CACHE ?? join(process.env.HOME, '.cache/onnx-lattice'), 'exporters');

@@ -1,10 +1,10 @@
-// FPQ's clip of an activation on data (wasm/fpq_clip.mjs): the MSE-optimal clip the histogram
+// FPQ's clip of an activation on data (wasm/shared/fpq_clip.mjs): the MSE-optimal clip the histogram
 // picks is where the error, computed on the values themselves, is least (within a bin), and the
 // cost it reports of a clip is the values' own (clipped share, SQNR). Seeded values.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { HISTOGRAM_BINS, addValues, channelHistograms, clipCost, optimalClips } from '../../wasm/fpq_clip.mjs';
+import { HISTOGRAM_BINS, addValues, channelHistograms, clipCost, optimalClips } from '../../wasm/shared/fpq_clip.mjs';
 
 // Seeded: a Relu's output, half zeros, the rest exponential with a long tail.
 function reluValues(n, seed) {

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 
 import ort from 'onnxruntime-node';
 
-import { withOutputs } from '../../wasm/check.mjs';
+import { withOutputs } from '../../wasm/shared/check.mjs';
 import { createConverter } from '../../wasm/index.mjs';
 import { CLIS, TRAINED, fixture, scratch } from './helpers.mjs';
 import { checkModel } from './onnx_checker.mjs';

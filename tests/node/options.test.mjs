@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { DEFAULT_INPUT_RANGE, DEFAULT_MAP_THRESHOLD, DEFAULT_SEED, DEFAULT_TOLERANCE } from '../../wasm/check.mjs';
-import { CHECK_KEYS, REPAIR_KEYS } from '../../wasm/check_node.mjs';
+import { DEFAULT_INPUT_RANGE, DEFAULT_MAP_THRESHOLD, DEFAULT_SEED, DEFAULT_TOLERANCE } from '../../wasm/shared/check.mjs';
+import { CHECK_KEYS, REPAIR_KEYS } from '../../wasm/node/check_node.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
-import { PREPROCESSING_DEFAULTS } from '../../wasm/preprocess.mjs';
-import { REPAIR_DEFAULTS } from '../../wasm/repair.mjs';
+import { PREPROCESSING_DEFAULTS } from '../../wasm/shared/preprocess.mjs';
+import { REPAIR_DEFAULTS } from '../../wasm/shared/repair.mjs';
 import { CLIS, ROOT } from './helpers.mjs';
 
 const lattice = await createSyncConverter();

@@ -3,7 +3,7 @@
 import ort from 'onnxruntime-node';
 
 import { checkModel } from './onnx_checker.mjs';
-import { checkShapes } from '../../wasm/check_sizes.mjs';
+import { checkShapes } from '../../wasm/shared/check_sizes.mjs';
 
 export async function session(bytes) {
   return ort.InferenceSession.create(bytes, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });

@@ -2364,7 +2364,7 @@ test('the page shows each output\'s task figures (a map, anchors, a sequence, cl
   const cliConverted = join(dir, 'task_outputs.lattice.onnx');
   assert.equal(CLIS.node(['convert', model, '-o', cliConverted, '--quiet']).status, 0);
   const node = await api.check(model, cliConverted, { inputs: samples });
-  const { taskCell } = await import('../../wasm/check.mjs');
+  const { taskCell } = await import('../../wasm/shared/check.mjs');
   converted = (await checkTables(page)).find((t) => t.caption.startsWith('Converted model'));
   const column = converted.head.indexOf('task');
   assert.ok(column > 0, converted.head.join(' | '));
@@ -2638,7 +2638,7 @@ test('under FPQ a check on picked samples fits FPQ\'s ranges on them, checks on 
   assert.ok(fit.matches.filter((m) => m.applied).length >= 3, JSON.stringify(fit.matches.map((m) => m.id)));
   assert.ok(fit.clipped.after < fit.clipped.before, JSON.stringify(fit.clipped));
   // The page says the report's figures, before → after.
-  const { percent } = await import('../../wasm/check.mjs');
+  const { percent } = await import('../../wasm/shared/check.mjs');
   const applied = fit.matches.filter((m) => m.applied).length;
   assert.ok(section.includes(`range fit: ${applied} layers fitted to FPQ's ranges measured on calibration.npy [0, 96); ` +
     `FPQ activations clipped ${percent(fit.clipped.before)} → ${percent(fit.clipped.after)}`), section);

@@ -1,4 +1,4 @@
-// FPQ range fitting (FpqRangeFitPattern, wasm/range_fit.mjs): on the digits CNN trained on real
+// FPQ range fitting (FpqRangeFitPattern, wasm/shared/range_fit.mjs): on the digits CNN trained on real
 // data, exported with its BatchNormalizations folded into the convs (stem weights beyond FPQ's
 // [-0.5, 0.5), activations beyond [0, 2)), the fit measured on the calibration samples keeps the
 // FPQ twin deciding as the float model on held-out samples, passes the float check and lowers the

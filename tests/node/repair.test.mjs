@@ -12,8 +12,8 @@ import { test } from 'node:test';
 import ort from 'onnxruntime-node';
 
 import { createConverter } from '../../wasm/index.mjs';
-import { inputFeeds, randomFitSamples } from '../../wasm/check.mjs';
-import { refittedText, repairPlan } from '../../wasm/repair.mjs';
+import { inputFeeds, randomFitSamples } from '../../wasm/shared/check.mjs';
+import { refittedText, repairPlan } from '../../wasm/shared/repair.mjs';
 import { CLIS, TRAINED, numpyValues, scratch } from './helpers.mjs';
 
 const lattice = await createConverter();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
 
-import { withOutputs } from '../../wasm/check.mjs';
+import { withOutputs } from '../../wasm/shared/check.mjs';
 import { fixture } from './helpers.mjs';
 import { feedsFor, session } from './ort.mjs';
 

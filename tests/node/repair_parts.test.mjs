@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { withOutputs } from '../../wasm/check.mjs';
+import { withOutputs } from '../../wasm/shared/check.mjs';
 import { TRAINED, fixture } from './helpers.mjs';
 import { feedsFor, session } from './ort.mjs';
 

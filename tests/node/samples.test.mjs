@@ -1,4 +1,4 @@
-// The user's data (wasm/npy.mjs, npz.mjs, preprocess.mjs, samples.mjs, samples_node.mjs): files
+// The user's data (wasm/shared/npy.mjs, npz.mjs, preprocess.mjs, samples.mjs; wasm/node/samples_node.mjs): files
 // written by real numpy and Pillow (tests/fixtures/make_samples.py) read back exactly, images
 // preprocessed as an independent numpy implementation of docs/data.md's formulas does, every
 // malformed case refused with its message, and mutated files never throwing anything but a data error.
@@ -10,12 +10,12 @@ import { test } from 'node:test';
 
 import { strToU8, unzipSync, zipSync } from 'fflate';
 
-import { fromHalf, toHalf } from '../../wasm/half.mjs';
-import { DATA_ERROR, readNpy } from '../../wasm/npy.mjs';
-import { readNpz } from '../../wasm/npz.mjs';
-import { PREPROCESSING_DEFAULTS, imageLayout, imageTensor, validatePreprocessing } from '../../wasm/preprocess.mjs';
-import { concatSamples, samplesForInputs } from '../../wasm/samples.mjs';
-import { decodeImage, readSamples } from '../../wasm/samples_node.mjs';
+import { fromHalf, toHalf } from '../../wasm/shared/half.mjs';
+import { DATA_ERROR, readNpy } from '../../wasm/shared/npy.mjs';
+import { readNpz } from '../../wasm/shared/npz.mjs';
+import { PREPROCESSING_DEFAULTS, imageLayout, imageTensor, validatePreprocessing } from '../../wasm/shared/preprocess.mjs';
+import { concatSamples, samplesForInputs } from '../../wasm/shared/samples.mjs';
+import { decodeImage, readSamples } from '../../wasm/node/samples_node.mjs';
 import { FIXTURES, scratch } from './helpers.mjs';
 
 const dir = scratch();

@@ -56,7 +56,7 @@ import { readFileSync } from 'node:fs';
 
 import ort from 'onnxruntime-node';
 
-import { readNpy } from '../../wasm/npy.mjs';
+import { readNpy } from '../../wasm/shared/npy.mjs';
 
 export const FIGURES = {
   face: 'same face/no-face decision, and top box IoU ≥ 0.5 when both find a face',

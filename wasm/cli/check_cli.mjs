@@ -5,11 +5,11 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
-import { fedText, figure as shortFigure, finiteForJson, gateLine, introducesNonFinite, modelsTable, modelsTableLines, percent, taskCell, verdict } from './check.mjs';
-import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
-import { runCheck } from './check_node.mjs';
-import { rangeFitLines } from './range_fit.mjs';
-import { fixedPointRepairText, refittedText } from './repair.mjs';
+import { fedText, figure as shortFigure, finiteForJson, gateLine, introducesNonFinite, modelsTable, modelsTableLines, percent, taskCell, verdict } from '../shared/check.mjs';
+import { checkShapes, missingSizesMessage, sizesTooLarge } from '../shared/check_sizes.mjs';
+import { runCheck } from '../node/check_node.mjs';
+import { rangeFitLines } from '../shared/range_fit.mjs';
+import { fixedPointRepairText, refittedText } from '../shared/repair.mjs';
 
 // 5: a comparison that could not have shown a change (check.mjs, compareRuns): neither a pass nor a failure.
 // 6: below the gate a CI job set (--min-agreement, --min-accuracy), whatever the distances.
@@ -164,7 +164,7 @@ export async function runCheckRequest(request, host) {
       // The twin of what was written (repaired or not); a model it cannot be made of, or a file
       // that cannot be written, takes the conversion's files back: all of them or none.
       try {
-        const { fpqTwin } = await import('./fpq.mjs');
+        const { fpqTwin } = await import('../node/fpq.mjs');
         writeWhole(request.fpq_twin, (await fpqTwin(readFileSync(request.candidate))).model);
       } catch (e) {
         removeWritten();

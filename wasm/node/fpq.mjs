@@ -1,5 +1,5 @@
 // The FPQ twin in Node (core/fixed_point/twin.h): a copy of a converted model with every value in
-// Lattice FPQ's fixed point, in standard ONNX. Its module (onnx_lattice_fpq, wasm/fpq_bindings.cc)
+// Lattice FPQ's fixed point, in standard ONNX. Its module (onnx_lattice_fpq, bindings/fpq_bindings.cc)
 // is loaded on the first twin only: a conversion or a check without --simulate fpq never loads it.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,8 +11,8 @@ let loaded = null;
 const state = { broken: null };
 
 async function fpqModule() {
-  loaded ??= require('./dist/onnx_lattice_fpq.js')({
-    wasmBinary: readFileSync(new URL('./dist/onnx_lattice_fpq.wasm', import.meta.url)), printErr: () => {},
+  loaded ??= require('../dist/onnx_lattice_fpq.js')({
+    wasmBinary: readFileSync(new URL('../dist/onnx_lattice_fpq.wasm', import.meta.url)), printErr: () => {},
   });
   return loaded;
 }

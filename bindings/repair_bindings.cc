@@ -1,7 +1,7 @@
 // Embind surface of the repair's graph work (core/repair/session.h, weight_bounds.h): a module of
 // its own, onnx_lattice_repair, so that the page's first load does not carry it (the page's conversion
 // worker loads it on the first repair, web/repair-server.js; Node's engine with the fit module,
-// wasm/engine.mjs). The fit itself is onnx_lattice_fit's (no protobuf in it).
+// wasm/node/engine.mjs). The fit itself is onnx_lattice_fit's (no protobuf in it).
 // Rejections come back as {error, code}, as in wasm/bindings.cc.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
@@ -15,8 +15,8 @@
 #include "core/repair/session.h"
 #include "core/repair/set_weights.h"
 #include "core/repair/weight_bounds.h"
-#include "wasm/failure.h"
-#include "wasm/js_values.h"
+#include "bindings/failure.h"
+#include "bindings/js_values.h"
 
 namespace {
 

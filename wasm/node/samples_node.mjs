@@ -9,10 +9,10 @@ import { unzipSync } from 'fflate';
 import jpeg from 'jpeg-js';
 import { PNG } from 'pngjs';
 
-import { DEFAULT_MAX_BYTES, dataError, firstBytes, readNpy } from './npy.mjs';
-import { readNpz } from './npz.mjs';
-import { imageBatch } from './preprocess.mjs';
-import { arraysFromTensors, concatSamples, labelsBesideImages, labelsFromValues, samplesForInputs } from './samples.mjs';
+import { DEFAULT_MAX_BYTES, dataError, firstBytes, readNpy } from '../shared/npy.mjs';
+import { readNpz } from '../shared/npz.mjs';
+import { imageBatch } from '../shared/preprocess.mjs';
+import { arraysFromTensors, concatSamples, labelsBesideImages, labelsFromValues, samplesForInputs } from '../shared/samples.mjs';
 
 // Decoded images are refused over 100 megapixels (jpeg-js's own default), before decoding.
 export const MAX_IMAGE_PIXELS = 100e6;

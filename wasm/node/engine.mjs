@@ -17,31 +17,31 @@ export function joinParts(parts) {
 }
 
 const require = createRequire(import.meta.url);
-const factory = require('./dist/onnx_lattice.js');
-const fitFactory = require('./dist/onnx_lattice_fit_mt.js');
-const repairFactory = require('./dist/onnx_lattice_repair.js');
+const factory = require('../dist/onnx_lattice.js');
+const fitFactory = require('../dist/onnx_lattice_fit_mt.js');
+const repairFactory = require('../dist/onnx_lattice_repair.js');
 
 // The emscripten loader of this toolchain fetch()es its .wasm, which Node cannot do for a file
 // path: hand it the bytes instead.
 export async function loadModule() {
-  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice.wasm', import.meta.url));
+  const wasmBinary = readFileSync(new URL('../dist/onnx_lattice.wasm', import.meta.url));
   return factory({ wasmBinary, printErr: () => {} });
 }
 
 // Repair's fit (fitLayer, fitBytes): a module of its own, without protobuf, which the page loads
-// only when a repair runs (wasm/fit_bindings.cc). In Node the one on every core
+// only when a repair runs (bindings/fit_bindings.cc). In Node the one on every core
 // (onnx_lattice_fit_mt, core/repair/parallel.h): its pthreads are worker threads, made as it loads
 // and waiting for the fit's work between fits; unreferenced, they do not keep the process alive
 // once everything else is done.
-// The repair's graph work (its session, fpqWeightBounds): a module of its own (wasm/repair_bindings.cc), loaded
+// The repair's graph work (its session, fpqWeightBounds): a module of its own (bindings/repair_bindings.cc), loaded
 // with the fit module, so that the converter's, which the page loads first, does not carry it.
 export async function loadRepairModule() {
-  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_repair.wasm', import.meta.url));
+  const wasmBinary = readFileSync(new URL('../dist/onnx_lattice_repair.wasm', import.meta.url));
   return repairFactory({ wasmBinary, printErr: () => {} });
 }
 
 export async function loadFitModule() {
-  const wasmBinary = readFileSync(new URL('./dist/onnx_lattice_fit_mt.wasm', import.meta.url));
+  const wasmBinary = readFileSync(new URL('../dist/onnx_lattice_fit_mt.wasm', import.meta.url));
   const module = await fitFactory({ wasmBinary, printErr: () => {} });
   for (const worker of [...module.PThread.unusedWorkers, ...module.PThread.runningWorkers]) worker.unref();
   return module;
@@ -102,7 +102,7 @@ export function resolverFrom(resolver) {
 }
 
 // onProgress is a callback, not a conversion option: taken out, the rest goes to the core, which
-// checks every field (wasm/bindings.cc, options_from: one place for all of them).
+// checks every field (bindings/bindings.cc, options_from: one place for all of them).
 export function splitProgress(options) {
   if (options === null || typeof options !== 'object' || !('onProgress' in options)) return { options, onProgress: undefined };
   const { onProgress, ...rest } = options;
@@ -205,7 +205,7 @@ export async function createEngine({ host = fsHost, fit = true } = {}) {
     },
     // The repair's session (core/repair/session.h): both models held in the module, parts cut
     // from them, new weights written in place. openRepairSession gives {session}; repairSession
-    // (session, method, args) answers a method of it (wasm/repair_bindings.cc).
+    // (session, method, args) answers a method of it (bindings/repair_bindings.cc).
     openRepairSession: (original, converted) => {
       const [theirs, mine] = [toBytes(original), toBytes(converted)];
       const result = guard(repairState, () => repairModule.openRepairSession(theirs, mine));

@@ -3,7 +3,7 @@
 // optional peer dependency, so the caller's event loop never waits for the runtime.
 import { Worker } from 'node:worker_threads';
 
-import { GATE_KEYS, gateOf, gateOptionsError } from './check.mjs';
+import { GATE_KEYS, gateOf, gateOptionsError } from '../shared/check.mjs';
 
 const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
 
@@ -103,7 +103,7 @@ export async function repair(original, converted, options = {}) {
 }
 
 // converter.fitRanges(converted, options) -> {model: the fitted model's bytes, report}: FPQ's range
-// fit (wasm/range_fit.mjs) on `calibration` (a source or a list; none: seeded random inputs in
+// fit (wasm/shared/range_fit.mjs) on `calibration` (a source or a list; none: seeded random inputs in
 // [0, 2), said so), on a model converted with fixedPoint 'fpq'. `conversion`: its report.
 export async function fitRanges(converted, options = {}) {
   for (const key of Object.keys(options)) {

@@ -35,8 +35,8 @@ inline lattice::Result<std::vector<float>> floats_in(const emscripten::val& v, c
   return out;
 }
 
-// {tensor: [per channel, ...]}: FPQ's range fit's measured ranges or clips (wasm/range_fit.mjs),
-// `what` named in the errors, into `into`.
+// {tensor: [per channel, ...]}: FPQ's range fit's measured ranges or clips
+// (wasm/shared/range_fit.mjs), `what` named in the errors, into `into`.
 inline lattice::Status channel_values(const emscripten::val& v, std::string_view what,
                                       std::map<std::string, std::vector<double>>& into) {
   if (!is_object(v)) return lattice::options_error("{} must be an object of arrays of numbers", what);

@@ -1,6 +1,6 @@
 // Embind surface of the FPQ twin (core/fixed_point/twin.h): a module of its own,
 // onnx_lattice_fpq, so that the page's first load does not carry it (the page loads it when a
-// check simulates FPQ; Node's check and CLI load it on the first twin, wasm/fpq.mjs).
+// check simulates FPQ; Node's check and CLI load it on the first twin, wasm/node/fpq.mjs).
 // Rejections come back as {error, code}, as in wasm/bindings.cc.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
@@ -11,8 +11,8 @@
 #include "core/fixed_point/twin.h"
 #include "core/onnx/model_io.h"
 #include "core/util/utf8.h"
-#include "wasm/failure.h"
-#include "wasm/js_values.h"
+#include "bindings/failure.h"
+#include "bindings/js_values.h"
 
 namespace {
 

@@ -1,7 +1,8 @@
 // Embind surface of repair's fit (core/repair/fit_layer.h): its own module, onnx_lattice_fit,
 // which links no protobuf and only the arithmetic, so the page's first load does not carry it (the
-// page loads it when a repair runs; wasm/engine.mjs loads it beside the converter). Rejections come
-// back as {error, code}, as in wasm/bindings.cc, and the JS wrappers throw an Error.
+// page loads it when a repair runs; wasm/node/engine.mjs loads it beside the converter).
+// Rejections come back as {error, code}, as in bindings/bindings.cc, and the JS wrappers throw an
+// Error.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -13,8 +14,8 @@
 
 #include "core/repair/fit_layer.h"
 #include "core/util/utf8.h"
-#include "wasm/failure.h"
-#include "wasm/js_values.h"
+#include "bindings/failure.h"
+#include "bindings/js_values.h"
 
 namespace {
 

@@ -9,10 +9,10 @@ import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { UNREPAIRED, checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, randomFitSamples, twinOptions } from './check.mjs';
-import { sizesTooLarge } from './check_sizes.mjs';
+import { UNREPAIRED, checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, randomFitSamples, twinOptions } from '../shared/check.mjs';
+import { sizesTooLarge } from '../shared/check_sizes.mjs';
 import { createEngine, joinParts } from './engine.mjs';
-import { holdOut, joinSamples, repairModel } from './repair.mjs';
+import { holdOut, joinSamples, repairModel } from '../shared/repair.mjs';
 
 const post = (message) => parentPort.postMessage(message);
 // Whether two sample sources are the same: paths resolved, anything else (tensors, bytes) by identity.
@@ -179,7 +179,7 @@ try {
   if (rangeFit) {
     // Under FPQ the ranges are measured on the model as it stands (repaired or converted), on the
     // calibration samples the repair fits too (its share of them), or seeded random inputs.
-    const { fitRanges, fitSamples } = await import('./range_fit.mjs');
+    const { fitRanges, fitSamples } = await import('../shared/range_fit.mjs');
     const { fpqTwin } = await import('./fpq.mjs');
     let calibration = null;
     if (rangeFit.calibration.length) {

@@ -24,9 +24,9 @@
 #include "core/pattern/registry.h"
 #include "core/patterns/lattice/hardware.h"
 #include "core/util/utf8.h"
-#include "wasm/failure.h"
-#include "wasm/js_files.h"
-#include "wasm/js_values.h"
+#include "bindings/failure.h"
+#include "bindings/js_files.h"
+#include "bindings/js_values.h"
 
 // One Blob of `parts` (an array of Uint8Arrays, Blobs and File slices), timed into
 // `Module.profile` when the caller set it (the page's worker does).
@@ -312,9 +312,9 @@ std::string options() { return lattice::options_json().dump(); }
 std::string hardware() { return lattice::hardware_json().dump(); }
 std::string version() { return lattice::kToolVersion; }
 
-// The Node CLI's Host: `js` is an object of plain functions written in wasm/cli.mjs. Each
-// returns its value, or `{error: message}` (strerror wording) on failure: a JS exception must
-// not unwind through wasm frames built without C++ exceptions.
+// The Node CLI's Host: `js` is an object of plain functions (wasm/node/fs_host.mjs,
+// wasm/cli/main.mjs). Each returns its value, or `{error: message}` (strerror wording) on
+// failure: a JS exception must not unwind through wasm frames built without C++ exceptions.
 class JsHost final : public lattice::Host {
  public:
   explicit JsHost(val js) : js_(std::move(js)) {}

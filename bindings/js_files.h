@@ -1,5 +1,5 @@
 #pragma once
-// The model's files as the JS side holds them, for the core to read (wasm/bindings.cc).
+// The model's files as the JS side holds them, for the core to read (bindings/bindings.cc).
 #include <emscripten/val.h>
 
 #include <string>

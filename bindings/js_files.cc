@@ -1,11 +1,11 @@
-#include "wasm/js_files.h"
+#include "bindings/js_files.h"
 
 #include <emscripten/em_js.h>
 #include <emscripten/emscripten.h>
 
 #include <utility>
 
-#include "wasm/js_values.h"
+#include "bindings/js_values.h"
 
 // A Blob (a slice of a File) read synchronously (FileReaderSync, which a worker has), as {bytes}
 // or {error}: a JS exception must not unwind through wasm frames built without C++ exceptions.

@@ -1,0 +1,17 @@
+// The Node CLI: the same command line as the native one (core/cli), over Node's fs (node/fs_host.mjs).
+// The check (`check`, `convert --check`) runs after the core is done, since onnxruntime is
+// asynchronous (check_cli.mjs).
+import { prepareCheck, runCheckRequest } from './check_cli.mjs';
+import { fsHost } from '../node/fs_host.mjs';
+import { guard, loadModule } from '../node/engine.mjs';
+
+const module = await loadModule();
+let checkRequest = null;
+const host = { ...fsHost, prepareCheck: (json) => prepareCheck(JSON.parse(json)), requestCheck: (json) => { checkRequest = JSON.parse(json); } };
+try {
+  process.exitCode = guard({}, () => module.runCli(process.argv.slice(2), host));
+  if (process.exitCode === 0 && checkRequest) process.exitCode = await runCheckRequest(checkRequest, host);
+} catch (e) {
+  process.stderr.write(`onnx-lattice: error: ${e.message}\n`);
+  process.exitCode = 1;
+}
