@@ -130,7 +130,6 @@ TEST_CASE("each step runs what is not held, holds what later nodes read, and let
   REQUIRE(peek->aside == Strings{"t3"});
   REQUIRE(peek->hold.empty());
   REQUIRE(peek->drop.empty());
-  // kb is computed from an initializer alone: the same for every sample.
   REQUIRE(peek->per_sample == Strings{"t2", "t3"});
 
   // The layer kept its weights: what was peeked is final, and t2, which only c2 read, goes.
@@ -144,6 +143,16 @@ TEST_CASE("each step runs what is not held, holds what later nodes read, and let
   REQUIRE(last->drop == Strings{"t1", "y"});
   runs.release("t3");
   REQUIRE(runs.adopt(parts, {"t3", "y"}) == Strings{"t3", "y"});
+}
+
+TEST_CASE("a tensor computed from initializers alone is not per sample: held once, given whole", "[repair][session]") {
+  auto m = chain_model();
+  ModelParts parts(m);
+  PartRuns runs({"x"}, {});
+  auto step = runs.next(parts, given({"x"}), {"kb", "t1"}, {});
+  REQUIRE(step.ok());
+  REQUIRE(step->outputs == Strings{"kb", "t1"});
+  REQUIRE(step->per_sample == Strings{"x", "t1"});
 }
 
 TEST_CASE("a peeked layer that is not adopted runs again when committed", "[repair][session]") {
