@@ -311,6 +311,8 @@ std::string catalogue() { return lattice::catalogue_json().dump(); }
 std::string options() { return lattice::options_json().dump(); }
 std::string hardware() { return lattice::hardware_json().dump(); }
 std::string version() { return lattice::kToolVersion; }
+// The command line's exit statuses (core/cli/exit_status.h), which the Node CLI's check exits by.
+std::string exit_statuses() { return lattice::exit_statuses_json().dump(); }
 
 // The Node CLI's Host: `js` is an object of plain functions (wasm/node/fs_host.mjs,
 // wasm/cli/main.mjs). Each returns its value, or `{error: message}` (strerror wording) on
@@ -468,6 +470,7 @@ EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("options", &options);
   emscripten::function("hardware", &hardware);
   emscripten::function("version", &version);
+  emscripten::function("exitStatuses", &exit_statuses);
   emscripten::function("runCli", &run_cli);
   emscripten::function("convertFile", &convert_file);
 }

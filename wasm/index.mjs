@@ -6,7 +6,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ABORTED, RUNNING } from './node/call_state.mjs';
 import { check, fitRanges, repair } from './node/check_node.mjs';
-import { codedError, createEngine, resolverFrom, splitProgress, toBytes } from './node/engine.mjs';
+import { codedError } from './node/coded_error.mjs';
+import { createEngine, resolverFrom, splitProgress, toBytes } from './node/engine.mjs';
 
 // The FPQ twin's module loads on the first twin (fpq.mjs), in both converters.
 const fpqTwin = async (bytes) => (await import('./node/fpq.mjs')).fpqTwin(bytes);

@@ -187,9 +187,11 @@ function send(message) {
 }
 
 // `model`: a File, or the sample's bytes; `dataFiles`: the data files of an external-data model,
-// dropped or picked with it. The worker reads them where they lie: nothing is read here.
-// A picked File whose name or first bytes say what else it is is refused here, in those words.
-async function load(name, model, dataFiles = []) {
+// dropped or picked with it. The worker reads them where they lie: nothing is read here. A file
+// whose first bytes say it is something else (an image, an archive, a Git LFS pointer) is named
+// by the converter, as in every shell (core/onnx/file_kind.h); only a data file picked alone is
+// named here, by its name, which the converter never sees.
+function load(name, model, dataFiles = []) {
   state.picked = true;
   state.busySince = performance.now();  // the status's time runs from the pick
   setSummary(`Reading ${name}…`);  // at once: the previous result's "Done" is no longer this one's
@@ -197,10 +199,9 @@ async function load(name, model, dataFiles = []) {
     showError(`the file is ${(model.size / 2 ** 30).toFixed(2)} GiB; a single-file ONNX model is limited to 2 GiB`);
     return;
   }
-  // Its module loads with the first pick, off the first load; offline before then, the converter
-  // judges the file alone.
-  const other = model instanceof Blob && await import('./file-kind.js').then((m) => m.notOnnx(model), () => null);
-  if (other) return showError(other);
+  if (/\.data$/i.test(name)) {
+    return showError(`${name} holds a model's external tensor data, not the model: pick the model (.onnx) and it together`);
+  }
   state.pick(name, model, dataFiles);
   showProgress(`reading ${name}`, 0);
   send(toConverter.load({ model, name: state.modelName, files: state.inputFiles, options: options() }));

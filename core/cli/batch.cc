@@ -27,18 +27,6 @@ bool is_output_name(const std::string& name) {
                      [&](const Target* t) { return name.ends_with(fmt::format(".{}.onnx", t->name)); });
 }
 
-// How bad an exit status is: a failure beats a model the target cannot run whole (4), and an I/O
-// error, which may hide any model, beats the rest.
-int rank(int status) {
-  switch (status) {
-    case kExitOk: return 0;
-    case kExitUnsupported: return 1;
-    case kExitRejected: return 2;
-    case kExitUsage: return 3;
-    default: return 4;
-  }
-}
-
 struct Model {
   std::string input;
   std::optional<Error> unreadable;  // the input (or a folder on the way) could not be listed
@@ -143,7 +131,7 @@ int run_batch(const Batch& batch, Host& host) {
       say(fmt::format("{} {} -> {} ({} applied, {} the target cannot run)", cannot_run > 0 ? "partial " : "ok      ",
                       printable(m.input), printable(result->output), applied, cannot_run));
     }
-    if (rank(status) > rank(worst)) worst = status;
+    if (batch_rank(status) > batch_rank(worst)) worst = status;
   }
   auto models_word = [](size_t n) { return n == 1 ? "model" : "models"; };
   say(fmt::format("{} {}: {} converted, {} failed; {} nodes the target cannot run, in {} {}", models.size(),

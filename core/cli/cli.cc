@@ -30,12 +30,6 @@ constexpr std::string_view kInspectUsage = "  onnx-lattice inspect IN.onnx|- [fl
 constexpr std::string_view kPatternsUsage = "  onnx-lattice patterns [--json]          the pattern catalogue\n";
 constexpr std::string_view kHardwareUsage =
     "  onnx-lattice hardware [--json]          the hardware table, with the source of each row\n";
-constexpr std::string_view kExitStatus =
-    "\nexit status: 0 success, 1 the model was rejected (nothing written), 2 usage error,\n"
-    "3 a file could not be read or written, 4 --fail-on-unsupported and the target cannot run some node,\n"
-    "5 the check was inconclusive (its outputs could not have shown a change at the sizes fed);\n"
-    "several models: the worst of theirs (3, then 2, then 1, then 4)\n";
-
 // The command's bit in the option table (core/option_table.h); 0 for an unknown command.
 unsigned command_bit(std::string_view command) {
   constexpr std::pair<std::string_view, CommandBit> kCommands[] = {{"convert", kConvertCommand},
@@ -71,17 +65,16 @@ std::string short_usage(std::string_view command) {
 }
 
 std::string usage(std::string_view command = "") {
-  if (command == "convert") return fmt::format("usage:\n{}\n{}{}", kConvertUsage, flag_lines(command), kExitStatus);
+  if (command == "convert") return fmt::format("usage:\n{}\n{}{}", kConvertUsage, flag_lines(command), exit_status_help());
   if (command == "check") {
-    return fmt::format("usage:\n{}\n{}\nexit status: 0 every comparable output within the tolerance, 1 not (or a "
-                       "model does not load or run), 2 usage error\n\nIn the native CLI: {}.\n",
-                       kCheckUsage, flag_lines(command), kNoRuntime);
+    return fmt::format("usage:\n{}\n{}{}\nIn the native CLI: {}.\n", kCheckUsage, flag_lines(command),
+                       exit_status_help(true), kNoRuntime);
   }
-  if (command == "inspect") return fmt::format("usage:\n{}\n{}{}", kInspectUsage, flag_lines(command), kExitStatus);
+  if (command == "inspect") return fmt::format("usage:\n{}\n{}{}", kInspectUsage, flag_lines(command), exit_status_help());
   if (command == "patterns") return fmt::format("usage:\n{}\n{}", kPatternsUsage, flag_lines(command));
   if (command == "hardware") return fmt::format("usage:\n{}\n{}", kHardwareUsage, flag_lines(command));
   return fmt::format("usage:\n{}{}{}{}{}  onnx-lattice --version | --help\n  onnx-lattice COMMAND --help   that command's flags\n{}",
-                     kConvertUsage, kInspectUsage, kCheckUsage, kPatternsUsage, kHardwareUsage, kExitStatus);
+                     kConvertUsage, kInspectUsage, kCheckUsage, kPatternsUsage, kHardwareUsage, exit_status_help());
 }
 
 // A failure as --json prints it: {"error": {code, message, path?, errno?}}, codes as the Node API's.

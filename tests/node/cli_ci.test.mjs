@@ -8,7 +8,9 @@ import { copyFileSync, mkdirSync, openSync, readdirSync, readFileSync, writeFile
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { CLIS, NATIVE_CLI, NODE_CLI, fixture, scratch } from './helpers.mjs';
+import { runCheckRequest } from '../../wasm/check_cli.mjs';
+import { loadModule } from '../../wasm/engine.mjs';
+import { CLIS, NATIVE_CLI, NODE_CLI, ROOT, fixture, scratch } from './helpers.mjs';
 
 const SAMPLE = fixture('sample.onnx');
 
@@ -310,4 +312,22 @@ test('- refuses to read the model from a terminal', () => {
     assert.equal(r.status, 2, r.stdout);
     assert.match(r.stdout, /standard input, which is a terminal/);
   }
+});
+
+test('exit statuses: both CLIs\' --help lists the core\'s table, by which the Node CLI\'s check exits', async () => {
+  const table = JSON.parse((await loadModule()).exitStatuses());
+  const rows = (key) => table.filter((s) => s[key]).map((s) => `  ${s.number}  ${s[key]}`);
+  const listed = (help) => help.slice(help.indexOf('\nexit status:\n')).split('\n').filter((l) => /^  \d+  /.test(l));
+  for (const cli of Object.values(CLIS)) {
+    assert.deepEqual(listed(cli(['--help']).stdout), rows('meaning'));
+    assert.deepEqual(listed(cli(['convert', '--help']).stdout), rows('meaning'));
+    assert.deepEqual(listed(cli(['check', '--help']).stdout), rows('check_meaning'));
+  }
+  // The check's JavaScript names only statuses of the table, and exits by the numbers it is given.
+  const used = new Set([...readFileSync(join(ROOT, 'wasm/check_cli.mjs'), 'utf8').matchAll(/\bEXIT\.(\w+)/g)].map((m) => m[1]));
+  assert.ok(used.size >= 5, [...used].join());
+  assert.deepEqual([...used].filter((name) => !table.some((s) => s.name === name)), []);
+  const host = { exit: Object.fromEntries(table.map((s) => [s.name, 100 + s.number])), out: () => {}, err: () => {} };
+  assert.equal(await runCheckRequest({ command: 'convert', options: {} }, host), 100);
+  assert.equal(await runCheckRequest({ command: 'check', original: 'a.onnx', candidate: 'b.onnx', options: { bogus: 1 } }, host), 102);
 });

@@ -2,10 +2,12 @@
 // against onnxruntime, the fit analysis against numpy (tests/fixtures/make_fixed_point.py), the
 // quantization section of a QDQ model, and both CLIs agreeing.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { roundHalfEven } from '../../wasm/half.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, fixture, scratch, stable } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
@@ -165,4 +167,21 @@ test('both CLIs: --fixed-point gives the same bytes and report; bad values are u
   assert.ok(out.node.model.equals(out.native.model));
   assert.deepEqual(stable(out.node.report), stable(out.native.report));
   assert.equal(out.node.stdout, out.native.stdout);
+});
+
+// The JavaScript that measures FPQ's rounding (the check's activation fit) rounds as the core's
+// std::nearbyint does: C's rint (numpy.rint), same rule, same sign of zero, at ties, near them and
+// where doubles stop having fractions.
+test('roundHalfEven is the core\'s nearbyint: C\'s rint on ties, near-ties, signed zeros and large values', () => {
+  const values = [0, -0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, -1023.5, 1024.5, 0.49999999999999994, -0.49999999999999994,
+    0.5000000000000001, -0.4, 2 ** 52 - 0.5, -(2 ** 52) + 1.5, 2 ** 52 + 1, 2 ** 53, -(2 ** 60), 1e300, Infinity, -Infinity, NaN];
+  for (let i = 0; i < 200; ++i) values.push((i - 100) / 2, (i - 100) / 4 + 1e-9 * (i % 3 - 1));
+  // As raw doubles both ways: JSON would lose -0.
+  const r = spawnSync('/usr/bin/python3', ['-c', 'import numpy, sys\n' +
+    'sys.stdout.buffer.write(numpy.rint(numpy.frombuffer(sys.stdin.buffer.read(), numpy.float64)).tobytes())'],
+  { input: new Uint8Array(Float64Array.from(values).buffer), maxBuffer: 1 << 20 });
+  assert.equal(r.status, 0, String(r.stderr));
+  const rint = new Float64Array(r.stdout.buffer, r.stdout.byteOffset, values.length);
+  const differ = values.map((v, i) => [v, roundHalfEven(v), rint[i]]).filter(([, mine, c]) => !Object.is(mine, c));
+  assert.deepEqual(differ, []);
 });

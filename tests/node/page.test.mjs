@@ -228,7 +228,7 @@ test('of several models picked, the first by name converts and the others are na
   await context.close();
 });
 
-test('a file whose name or first bytes say it is no ONNX model is named for what it is, before the converter sees it', async () => {
+test('a file whose first bytes say it is no ONNX model is named for what it is by the converter, as in the CLIs; a data file by its name', async () => {
   const { page, context } = await openPage();
   const worker = await converterWorker(page);
   // numpy's own files, and ZIP archives whose first entry is a pickle (as torch.save writes) or not.
@@ -239,24 +239,34 @@ test('a file whose name or first bytes say it is no ONNX model is named for what
     'zipfile.ZipFile(sys.argv[4], "w").writestr("notes.txt", "not a model")', npz, npy, pt, zip], { encoding: 'utf8' });
   assert.equal(saved.status, 0, saved.stderr);
   const floats = Buffer.from(new Float32Array([0.5, -1.25, 3, 7]).buffer);
+  const lfs = Buffer.from('version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 1234\n');
   const cases = [
-    ['photo.onnx', readFileSync(join(ROOT, 'docs/page-graph-390.png')), 'photo.onnx is a PNG image, not an ONNX model'],
-    ['photo.onnx', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0]), 'photo.onnx is a JPEG image, not an ONNX model'],
-    ['arrays.onnx', readFileSync(npz), 'arrays.onnx is a NumPy archive (.npz), not an ONNX model'],
-    ['array.onnx', readFileSync(npy), 'array.onnx is a NumPy array (.npy), not an ONNX model'],
-    ['model.onnx', readFileSync(pt), 'model.onnx is a PyTorch checkpoint (torch.save\'s ZIP archive: export the model to ONNX first), not an ONNX model'],
-    ['notes.onnx', readFileSync(zip), 'notes.onnx is a ZIP archive, not an ONNX model'],
+    ['photo.onnx', readFileSync(join(ROOT, 'docs/page-graph-390.png')), 'not an ONNX model: it is a PNG image'],
+    ['photo.onnx', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0]), 'not an ONNX model: it is a JPEG image'],
+    ['arrays.onnx', readFileSync(npz), 'not an ONNX model: it is a NumPy archive (.npz)'],
+    ['array.onnx', readFileSync(npy), 'not an ONNX model: it is a NumPy array (.npy)'],
+    ['model.onnx', readFileSync(pt), 'not an ONNX model: it is a PyTorch checkpoint (torch.save\'s ZIP archive: export the model to ONNX first)'],
+    ['notes.onnx', readFileSync(zip), 'not an ONNX model: it is a ZIP archive'],
     ['model.onnx.data', floats, 'model.onnx.data holds a model\'s external tensor data, not the model: pick the model (.onnx) and it together'],
-    ['notes.onnx', Buffer.from('version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 1234\n'),
-      'notes.onnx is text, not an ONNX model: it begins “version https://git-lfs.github.com/spec/v1”'],
+    ['notes.onnx', lfs, 'not an ONNX model: it is a Git LFS pointer, not the file it points to (fetch it with git lfs pull)'],
   ];
   for (const [name, buffer, words] of cases) {
     await page.setInputFiles('[data-testid="file-input"]', { name, mimeType: 'application/octet-stream', buffer });
     assert.match(await waitDone(page), /^Failed/);
     assert.equal(await page.textContent('[data-testid="error"]'), `This model could not be converted: ${words}`);
+    // Both CLIs say the same of the same bytes: the judgement is the core's.
+    if (name.endsWith('.onnx')) {
+      const file = join(dir, `kind-${name}`);
+      writeFileSync(file, buffer);
+      for (const cli of [CLIS.native, CLIS.node]) {
+        const r = cli(['inspect', file]);
+        assert.equal(r.stderr, `onnx-lattice: error: ${file}: ${words}\n`);
+        assert.equal(r.status, 1);
+      }
+    }
   }
-  assert.equal(await worker.evaluate(() => self.profile), null, 'the converter converted nothing');
-  // A model whose bytes say nothing of the kind still converts.
+  assert.equal(await worker.evaluate(() => self.profile?.converted), undefined, 'no conversion got as far as a report');
+  // The module survived them: a model whose bytes say nothing of the kind still converts.
   await page.setInputFiles('[data-testid="file-input"]', fixture('resnet_stem.onnx'));
   assert.match(await waitDone(page), /^Done/);
   await context.close();

@@ -11,10 +11,6 @@ import { runCheck } from '../node/check_node.mjs';
 import { rangeFitLines } from '../shared/range_fit.mjs';
 import { fixedPointRepairText, refittedText } from '../shared/repair.mjs';
 
-// 5: a comparison that could not have shown a change (check.mjs, compareRuns): neither a pass nor a failure.
-// 6: below the gate a CI job set (--min-agreement, --min-accuracy), whatever the distances.
-const EXIT = { ok: 0, failed: 1, usage: 2, inconclusive: 5, belowGate: 6 };
-
 // Three significant digits: a terminal line is read closer than the page's table.
 const figure = (x) => shortFigure(x, 3);
 const shape = (dims) => (dims ? `[${dims.join('×')}]` : 'none');
@@ -102,15 +98,19 @@ export function prepareCheck(request) {
 const isUsage = (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' || e.code === 'ERR_ONNX_LATTICE_DATA';
 const cliMessage = (e) => (e.missing ? missingSizesMessage(e.missing, 'cli') : e.message);
 
-// The exit status of a comparison: passed, inconclusive, or failed.
-const statusOf = (check) => (check.verdict === 'inconclusive' ? EXIT.inconclusive : check.pass ? EXIT.ok : EXIT.failed);
+// The exit status of a comparison: passed, inconclusive (a comparison that could not have shown a
+// change: check.mjs, compareRuns), or failed. `EXIT`: the core's statuses by name.
+const statusOf = (check, EXIT) => (check.verdict === 'inconclusive' ? EXIT.inconclusive : check.pass ? EXIT.ok : EXIT.failed);
 // The exit status of a candidate's check under a gate, the same for `check` and `convert --check`:
-// a model that does not run, or gives NaN or infinity the original does not, fails (1); below
-// the gate, 6; else 0. Null without a gate.
-const gateStatus = (check) => (!check.gate ? null : check.error || introducesNonFinite(check) ? EXIT.failed : check.gate.pass ? EXIT.ok : EXIT.belowGate);
+// a model that does not run, or gives NaN or infinity the original does not, fails; below the
+// gate a CI job set (--min-agreement, --min-accuracy), below_gate, whatever the distances; else
+// ok. Null without a gate.
+const gateStatus = (check, EXIT) => (!check.gate ? null : check.error || introducesNonFinite(check) ? EXIT.failed : check.gate.pass ? EXIT.ok : EXIT.below_gate);
 
-// Runs a request from the core; returns the exit status. `host` prints ({out, err}).
+// Runs a request from the core; returns the exit status. `host` prints ({out, err}) and gives the
+// core's exit statuses by name (`exit`: {ok, failed, usage, …}, core/cli/exit_status.h).
 export async function runCheckRequest(request, host) {
+  const EXIT = host.exit;
   const fail = (e) => {
     const usage = isUsage(e);
     host.err(`onnx-lattice: ${usage ? '' : 'error: '}${cliMessage(e)}\n`);
@@ -126,7 +126,7 @@ export async function runCheckRequest(request, host) {
         : (models ? modelsTableLines(models).map((l) => `${l}\n`).join('') : '') +
           formatCheck(report, request.original, request.candidate) + (fpq ? verdict(fpq, 'fpq').map((l) => `fpq: ${l}\n`).join('') : ''));
       // The twin differs from the float model by design: its comparison is reported, not failed.
-      return gateStatus(report) ?? statusOf(report);
+      return gateStatus(report, EXIT) ?? statusOf(report, EXIT);
     }
     // convert --check / --repair: the converted model (repaired first) and the fold-only twin,
     // each against the input.
@@ -190,9 +190,9 @@ export async function runCheckRequest(request, host) {
     if (!request.check) return EXIT.ok;
     // The rewrites change outputs by design; a model that no longer runs, produces NaN or
     // infinity the original does not, or folds that are not exact, fail the conversion's check.
-    const broken = converted.error || introducesNonFinite(converted) || statusOf(twin) === EXIT.failed;
+    const broken = converted.error || introducesNonFinite(converted) || statusOf(twin, EXIT) === EXIT.failed;
     if (broken) return EXIT.failed;
-    if (converted.gate) return gateStatus(converted);
+    if (converted.gate) return gateStatus(converted, EXIT);
     return [twin, converted].some((c) => c.verdict === 'inconclusive') ? EXIT.inconclusive : EXIT.ok;
   } catch (e) {
     return fail(e);

@@ -6,12 +6,14 @@ import { fsHost } from '../node/fs_host.mjs';
 import { guard, loadModule } from '../node/engine.mjs';
 
 const module = await loadModule();
+// The exit statuses by name, from the core's table (core/cli/exit_status.h), as --help lists them.
+const exit = Object.fromEntries(JSON.parse(module.exitStatuses()).map((s) => [s.name, s.number]));
 let checkRequest = null;
-const host = { ...fsHost, prepareCheck: (json) => prepareCheck(JSON.parse(json)), requestCheck: (json) => { checkRequest = JSON.parse(json); } };
+const host = { ...fsHost, exit, prepareCheck: (json) => prepareCheck(JSON.parse(json)), requestCheck: (json) => { checkRequest = JSON.parse(json); } };
 try {
   process.exitCode = guard({}, () => module.runCli(process.argv.slice(2), host));
-  if (process.exitCode === 0 && checkRequest) process.exitCode = await runCheckRequest(checkRequest, host);
+  if (process.exitCode === exit.ok && checkRequest) process.exitCode = await runCheckRequest(checkRequest, host);
 } catch (e) {
   process.stderr.write(`onnx-lattice: error: ${e.message}\n`);
-  process.exitCode = 1;
+  process.exitCode = exit.failed;
 }

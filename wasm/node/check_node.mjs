@@ -4,8 +4,7 @@
 import { Worker } from 'node:worker_threads';
 
 import { GATE_KEYS, gateOf, gateOptionsError } from '../shared/check.mjs';
-
-const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
+import { codedError } from './coded_error.mjs';
 
 // A model as the worker reads it: a path (its data files beside it), or bytes with the data files
 // of an external-data model by location ({model, dataFiles}, dataFiles a Map or an object).
@@ -18,12 +17,12 @@ function sourceOf(model, label) {
     const files = model.dataFiles instanceof Map ? Object.fromEntries(model.dataFiles) : model.dataFiles ?? {};
     const dataFiles = {};
     for (const [location, data] of Object.entries(files)) {
-      if (!bytes(data)) throw coded(`the ${label} model's data file '${location}' must be a Uint8Array or an ArrayBuffer`, 'ERR_ONNX_LATTICE_OPTIONS');
+      if (!bytes(data)) throw codedError(`the ${label} model's data file '${location}' must be a Uint8Array or an ArrayBuffer`, 'ERR_ONNX_LATTICE_OPTIONS');
       dataFiles[location] = bytes(data);
     }
     return { bytes: bytes(model.model), dataFiles };
   }
-  throw coded(`the ${label} model must be a file path, a Uint8Array or {model, dataFiles}`, 'ERR_ONNX_LATTICE_OPTIONS');
+  throw codedError(`the ${label} model must be a file path, a Uint8Array or {model, dataFiles}`, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
 // The keys check() and repair() take: tests/node/options.test.mjs holds them to the option table.
@@ -40,21 +39,21 @@ export const REPAIR_KEYS = ['calibration', 'ridge', 'maxRows', 'refitAbove', 'se
 export function runCheck({ original, candidate, twin = false, repair, rangeFit }, options = {}) {
   const known = repair || rangeFit ? [...new Set([...CHECK_KEYS, ...REPAIR_KEYS])] : CHECK_KEYS;
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) return Promise.reject(coded(`unknown check option '${key}' (known: ${known.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
+    if (!known.includes(key)) return Promise.reject(codedError(`unknown check option '${key}' (known: ${known.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS'));
   }
   const { onProgress, signal, ...rest } = options;
   if (rest.simulate !== undefined && rest.simulate !== 'fpq') {
-    return Promise.reject(coded(`options.simulate takes 'fpq' (Lattice FPQ's fixed point), not ${JSON.stringify(rest.simulate)}`, 'ERR_ONNX_LATTICE_OPTIONS'));
+    return Promise.reject(codedError(`options.simulate takes 'fpq' (Lattice FPQ's fixed point), not ${JSON.stringify(rest.simulate)}`, 'ERR_ONNX_LATTICE_OPTIONS'));
   }
   const gateError = gateOptionsError(rest, rest.inputs !== undefined || (repair?.check && repair.calibration.length > 0));
-  if (gateError) return Promise.reject(coded(gateError, 'ERR_ONNX_LATTICE_OPTIONS'));
+  if (gateError) return Promise.reject(codedError(gateError, 'ERR_ONNX_LATTICE_OPTIONS'));
   if (onProgress !== undefined && typeof onProgress !== 'function') {
-    return Promise.reject(coded('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS'));
+    return Promise.reject(codedError('options.onProgress must be a function', 'ERR_ONNX_LATTICE_OPTIONS'));
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    return Promise.reject(coded('options.signal must be an AbortSignal', 'ERR_ONNX_LATTICE_OPTIONS'));
+    return Promise.reject(codedError('options.signal must be an AbortSignal', 'ERR_ONNX_LATTICE_OPTIONS'));
   }
-  const aborted = () => Object.assign(coded('the operation was aborted', 'ERR_ONNX_LATTICE_ABORTED'), { name: 'AbortError', cause: signal.reason });
+  const aborted = () => Object.assign(codedError('the operation was aborted', 'ERR_ONNX_LATTICE_ABORTED'), { name: 'AbortError', cause: signal.reason });
   if (signal?.aborted) return Promise.reject(aborted());
   // Set on abort and read by the worker between steps: ending a worker while onnxruntime-node
   // runs in it takes the whole process down, so the worker stops itself.
@@ -76,10 +75,10 @@ export function runCheck({ original, candidate, twin = false, repair, rangeFit }
         if (gate) m.report.gate = gate;
         resolve(m);
       }
-      else if (m.type === 'error') { settled = true; reject(coded(m.message, m.code, { ...(m.path ? { path: m.path, errno: m.errno } : {}), ...(m.missing ? { missing: m.missing } : {}) })); }
+      else if (m.type === 'error') { settled = true; reject(codedError(m.message, m.code, { ...(m.path ? { path: m.path, errno: m.errno } : {}), ...(m.missing ? { missing: m.missing } : {}) })); }
     });
-    worker.on('error', (e) => { if (!settled) { settled = true; reject(coded(`the check stopped: ${e.message}`, 'ERR_ONNX_LATTICE_CHECK')); } });
-    worker.on('exit', (status) => { if (!settled) reject(coded(`the check stopped (exit ${status})`, 'ERR_ONNX_LATTICE_CHECK')); });
+    worker.on('error', (e) => { if (!settled) { settled = true; reject(codedError(`the check stopped: ${e.message}`, 'ERR_ONNX_LATTICE_CHECK')); } });
+    worker.on('exit', (status) => { if (!settled) reject(codedError(`the check stopped (exit ${status})`, 'ERR_ONNX_LATTICE_CHECK')); });
     // The promise rejects at once; the worker stops at its next step and its result is dropped.
     // Nothing has been written (the caller writes only what a finished run hands back).
     signal?.addEventListener('abort', () => {
@@ -94,7 +93,7 @@ export function runCheck({ original, candidate, twin = false, repair, rangeFit }
 // converter.repair(original, converted, options) -> {model: the repaired model's bytes, report}.
 export async function repair(original, converted, options = {}) {
   for (const key of Object.keys(options)) {
-    if (!REPAIR_KEYS.includes(key)) throw coded(`unknown repair option '${key}' (known: ${REPAIR_KEYS.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
+    if (!REPAIR_KEYS.includes(key)) throw codedError(`unknown repair option '${key}' (known: ${REPAIR_KEYS.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
   }
   const { calibration, ...rest } = options;
   const sources = calibration === undefined ? [] : Array.isArray(calibration) ? calibration : [calibration];
@@ -107,7 +106,7 @@ export async function repair(original, converted, options = {}) {
 // [0, 2), said so), on a model converted with fixedPoint 'fpq'. `conversion`: its report.
 export async function fitRanges(converted, options = {}) {
   for (const key of Object.keys(options)) {
-    if (!REPAIR_KEYS.includes(key)) throw coded(`unknown range fit option '${key}' (known: ${REPAIR_KEYS.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
+    if (!REPAIR_KEYS.includes(key)) throw codedError(`unknown range fit option '${key}' (known: ${REPAIR_KEYS.join(', ')})`, 'ERR_ONNX_LATTICE_OPTIONS');
   }
   const { calibration, ...rest } = options;
   const sources = calibration === undefined ? [] : Array.isArray(calibration) ? calibration : [calibration];

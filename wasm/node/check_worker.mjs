@@ -11,20 +11,20 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 import { UNREPAIRED, checkCandidates, checkFpqTwin, feedShapes, fpqTwinFailure, randomFitSamples, twinOptions } from '../shared/check.mjs';
 import { sizesTooLarge } from '../shared/check_sizes.mjs';
+import { codedError } from './coded_error.mjs';
 import { createEngine, joinParts } from './engine.mjs';
 import { holdOut, joinSamples, repairModel } from '../shared/repair.mjs';
 
 const post = (message) => parentPort.postMessage(message);
 // Whether two sample sources are the same: paths resolved, anything else (tensors, bytes) by identity.
 const sameSource = (a, b) => a === b || (typeof a === 'string' && typeof b === 'string' && resolve(a) === resolve(b));
-const coded = (message, code, extra = {}) => Object.assign(new Error(message), { code }, extra);
 
 async function runtime() {
   let ort;
   try {
     ort = (await import('onnxruntime-node')).default;
   } catch (e) {
-    throw coded('the check runs both models in onnxruntime-node, which is not installed: npm install onnxruntime-node ' +
+    throw codedError('the check runs both models in onnxruntime-node, which is not installed: npm install onnxruntime-node ' +
       `(${e.message.split('\n')[0]})`, 'ERR_ONNX_LATTICE_CHECK_RUNTIME');
   }
   return {
@@ -71,14 +71,14 @@ function modelFrom(module, source, label, options = { target: 'none', foldBatchN
     try {
       bytes = readFileSync(source.path);
     } catch (e) {
-      throw coded(`cannot read the ${label} model '${source.path}': ${e.message}`, 'ERR_ONNX_LATTICE_IO', { path: source.path, errno: e.errno });
+      throw codedError(`cannot read the ${label} model '${source.path}': ${e.message}`, 'ERR_ONNX_LATTICE_IO', { path: source.path, errno: e.errno });
     }
   } else {
     bytes = source.bytes;
   }
   const files = dataFilesOf(source);
   const result = module.convert(bytes, { ...options, describe: true, resolver: files.lookup, dataFile: 'twin.onnx.data' }, undefined);
-  if (result.error !== undefined) throw coded(`the ${label} model: ${result.error}`, result.code);
+  if (result.error !== undefined) throw codedError(`the ${label} model: ${result.error}`, result.code);
   const model = { bytes, externalData: files.externalData(), description: JSON.parse(result.inputDescription) };
   const report = JSON.parse(result.report);
   if (result.model === undefined) return { ...model, report };
@@ -98,7 +98,7 @@ function refuseOversized(module, source, reference, inputShapes) {
   const sized = dynamic ? modelFrom(module, source, 'original', { target: 'none', foldBatchNorm: false, inputShapes: shapes }).description : reference.description;
   const weightBytes = reference.bytes.length + reference.externalData.reduce((n, f) => n + f.data.length, 0);
   const refusal = sizesTooLarge(sized, shapes, { weightBytes, limit: totalmem(), where: 'this machine has' });
-  if (refusal) throw coded(refusal, 'ERR_ONNX_LATTICE_OPTIONS');
+  if (refusal) throw codedError(refusal, 'ERR_ONNX_LATTICE_OPTIONS');
 }
 
 // The FPQ twin of the (converted, or repaired) candidate against the candidate itself, on the
@@ -166,7 +166,7 @@ try {
     // A dynamic model described at the samples' sizes (repair.mjs, atSampleSizes).
     const describeAt = (bytes, shapes) => {
       const described = module.describe(bytes, shapes);
-      if (typeof described !== 'string') throw coded(`describing a model at the samples' sizes: ${described.error}`, described.code);
+      if (typeof described !== 'string') throw codedError(`describing a model at the samples' sizes: ${described.error}`, described.code);
       return JSON.parse(described);
     };
     const everyCore = { ...ort, session: (bytes, externalData) => ort.session(bytes, externalData, { everyCore: true }) };

@@ -3,6 +3,7 @@
 // as it is; the Node CLI and bench/data_stays.mjs use its helpers. Not part of the package's API.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { codedError } from './coded_error.mjs';
 import { fsHost } from './fs_host.mjs';
 
 // The parts of an output file (Uint8Arrays) as one.
@@ -45,16 +46,6 @@ export async function loadFitModule() {
   const module = await fitFactory({ wasmBinary, printErr: () => {} });
   for (const worker of [...module.PThread.unusedWorkers, ...module.PThread.runningWorkers]) worker.unref();
   return module;
-}
-
-// An Error whose `code` says what kind of error it is (index.d.ts, ErrorCode), with the file
-// (`path`) and errno's name (`errno`) of an I/O error.
-export function codedError(message, code, { path, errno } = {}, Type = Error) {
-  const e = new Type(message);
-  e.code = code;
-  if (path !== undefined) e.path = path;
-  if (errno !== undefined) e.errno = errno;
-  return e;
 }
 
 const optionsError = (message) => codedError(message, 'ERR_ONNX_LATTICE_OPTIONS');

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-import { codedError, guard, toBytes } from './engine.mjs';
+import { codedError } from './coded_error.mjs';
+import { guard, toBytes } from './engine.mjs';
 
 const require = createRequire(import.meta.url);
 let loaded = null;

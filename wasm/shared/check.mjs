@@ -10,7 +10,7 @@
 // for the layerwise comparison the tensors each node computes, in topological order).
 
 import { checkShapes, missingSizesMessage, sizesTooLarge } from './check_sizes.mjs';
-import { fromHalf, toHalf } from './half.mjs';
+import { fromHalf, roundHalfEven, toHalf } from './half.mjs';
 
 export const CHECK_SCHEMA = 'onnx-lattice-check/1';
 // onnxsim's: numpy.allclose per element, |Δ| ≤ atol + rtol·|original|.
@@ -746,12 +746,6 @@ export async function computeTensors(runtime, model, batches, names, timings = {
   await runModel(runtime, model, batches, names.filter((n) => !graphOutputs.has(n)), timings,
     (index, out) => parts.push(Object.fromEntries(names.map((n) => [n, out[n]]))));
   return joinBatches(parts);
-}
-
-// Round to nearest, ties to even (ONNX's QuantizeLinear and Round; Math.round takes ties up).
-function roundHalfEven(v) {
-  const r = Math.round(v);
-  return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 // How a model's activations fare in their FPQ representations on data (the FPQ twin's

@@ -1,13 +1,14 @@
 // IEEE 754 half precision (ONNX float16, numpy float16) as the bits onnxruntime's tensors hold in a
-// Uint16Array. Imports nothing: shared by the check, the data readers and the page.
+// Uint16Array, and the rounding to integers that it and FPQ's fixed point share. Imports nothing:
+// shared by the check, the data readers and the page.
 
-// Rounds half-way cases to the even neighbour.
-function roundHalfEven(q) {
-  const floor = Math.floor(q);
-  const rest = q - floor;  // exact: q < 2^11
-  if (rest > 0.5) return floor + 1;
-  if (rest < 0.5) return floor;
-  return floor + (floor & 1);
+// Round to nearest, ties to even: the core's rule for FPQ's values (std::nearbyint under the
+// default rounding mode, core/fixed_point/scheme.h), which ONNX's QuantizeLinear and Round and
+// IEEE 754's conversions follow too. Math.round takes ties up; the sign of a zero is kept, as
+// nearbyint keeps it (-0.4 and -0.5 give -0).
+export function roundHalfEven(v) {
+  const r = Math.round(v);
+  return Math.abs(v % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 // The half bits nearest to a double, ties to even, as numpy's float64 → float16 cast
