@@ -8,8 +8,8 @@ import { copyFileSync, mkdirSync, openSync, readdirSync, readFileSync, writeFile
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { runCheckRequest } from '../../wasm/check_cli.mjs';
-import { loadModule } from '../../wasm/engine.mjs';
+import { runCheckRequest } from '../../wasm/cli/check_cli.mjs';
+import { loadModule } from '../../wasm/node/engine.mjs';
 import { CLIS, NATIVE_CLI, NODE_CLI, ROOT, fixture, scratch } from './helpers.mjs';
 
 const SAMPLE = fixture('sample.onnx');
@@ -324,7 +324,7 @@ test('exit statuses: both CLIs\' --help lists the core\'s table, by which the No
     assert.deepEqual(listed(cli(['check', '--help']).stdout), rows('check_meaning'));
   }
   // The check's JavaScript names only statuses of the table, and exits by the numbers it is given.
-  const used = new Set([...readFileSync(join(ROOT, 'wasm/check_cli.mjs'), 'utf8').matchAll(/\bEXIT\.(\w+)/g)].map((m) => m[1]));
+  const used = new Set([...readFileSync(join(ROOT, 'wasm/cli/check_cli.mjs'), 'utf8').matchAll(/\bEXIT\.(\w+)/g)].map((m) => m[1]));
   assert.ok(used.size >= 5, [...used].join());
   assert.deepEqual([...used].filter((name) => !table.some((s) => s.name === name)), []);
   const host = { exit: Object.fromEntries(table.map((s) => [s.name, 100 + s.number])), out: () => {}, err: () => {} };

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { roundHalfEven } from '../../wasm/half.mjs';
+import { roundHalfEven } from '../../wasm/shared/half.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, fixture, scratch, stable } from './helpers.mjs';
 import { compareOutputs } from './ort.mjs';
