@@ -437,6 +437,19 @@ int run_cli(const val& args, const val& host) {
   return lattice::run_cli(emscripten::vecFromJSArray<std::string>(args), js_host);
 }
 
+// The Node CLI's staged files ({temporary, resolved, path}, in order: the core's, then the twin
+// its check wrote) renamed into place by the core's rule (core/cli/files.h, place_together).
+// "" when all are in place, else what failed (the rest removed).
+std::string place_staged(const val& staged, const val& host) {
+  std::vector<lattice::StagedFile> files;
+  for (const auto& f : emscripten::vecFromJSArray<val>(staged)) {
+    files.push_back({f["temporary"].as<std::string>(), f["resolved"].as<std::string>(), f["path"].as<std::string>()});
+  }
+  JsHost js_host(host);
+  auto placed = lattice::place_together(js_host, std::move(files));
+  return placed ? "" : placed.error().message;
+}
+
 // The Node API's convertFile: the paths are paths (never parsed as flags), the options as
 // convert's. `output` "" means the default beside the input. {report, output, files} or an error.
 val convert_file(const std::string& input, const std::string& output, const val& opts, const val& host,
@@ -472,5 +485,6 @@ EMSCRIPTEN_BINDINGS(onnx_lattice) {
   emscripten::function("version", &version);
   emscripten::function("exitStatuses", &exit_statuses);
   emscripten::function("runCli", &run_cli);
+  emscripten::function("placeStaged", &place_staged);
   emscripten::function("convertFile", &convert_file);
 }

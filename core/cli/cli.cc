@@ -358,6 +358,8 @@ class Runner {
       };
     }
     FileJob job = cmd_.job;
+    // What the host runs and rewrites is written once it has: until then the files are staged.
+    job.staged = cmd_.check.needs_host();
     if (cmd_.check.runs_models()) {
       // The check's sizes and options are the host's to judge, on the input's description, before
       // anything is converted or written.
@@ -381,8 +383,13 @@ class Runner {
       Json full = result->report.to_json();
       Json request = check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
                                    cmd_.job.report_path, &full, cmd_.json);
-      // A repair that fails takes these back: the user asked for a repaired model, not this one.
-      request.set("written", Json::array_of(result->files));
+      // The host runs the staged files, rewrites them, and places them all or none.
+      Json staged = Json::array();
+      for (const auto& f : result->staged) {
+        staged.push(Json::object().set("temporary", f.temporary).set("resolved", f.resolved).set("path", f.path));
+      }
+      request.set("staged", std::move(staged)).set("data_location", result->data_location)
+          .set("staged_report", result->staged_report);
       host_.request_check(request.dump(false));
     }
     if (!cmd_.check.runs_models() && (cmd_.job.report_path == "-" || cmd_.json)) host_.out(result->report_json);

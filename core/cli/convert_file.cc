@@ -155,6 +155,12 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
     }
     destinations.push_back(std::move(report).value());
   }
+  for (const auto& d : destinations) {
+    if (job.staged && !d.stages()) {
+      return options_error("{} '{}' is written only once the converted model has run, so it must be a file", d.flag,
+                           d.target.path);
+    }
+  }
 
   // A file is read in ranges, and its tensor data copied by the host as ranges of it; every
   // output is written under a temporary name before any is renamed, so `-o` may name the input
@@ -196,11 +202,19 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   }
   if (destinations.size() > 1) outputs.emplace_back(&destinations[1], out.report_json);
   track_writing(outputs, progress.writing);
+  out.report = std::move(result->report);
+  if (job.staged) {
+    auto staged = stage_together(host, outputs);
+    if (!staged) return staged.error();
+    out.staged = std::move(staged).value();
+    if (data_to) out.data_location = call.data_file;
+    out.staged_report = destinations.size() > 1;
+    return out;
+  }
   if (auto written = write_together(host, outputs); !written) return written.error();
   for (const auto& o : outputs) {
     if (!o.to->to_stdout) out.files.push_back(o.to->target.path);
   }
-  out.report = std::move(result->report);
   return out;
 }
 

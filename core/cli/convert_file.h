@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli/files.h"
 #include "core/cli/host.h"
 #include "core/options.h"
 #include "core/progress.h"
@@ -23,6 +24,10 @@ struct FileJob {
   bool inspect = false;  // a dry run whatever options.dry_run says
   bool ignore_unknown_skips = false;  // ConvertCall's: the Node API passes it on
   std::function<Status(const Json&)> before_conversion = nullptr;  // ConvertCall's: the CLI's check is prepared there
+  // The files left under temporary names (FileResult::staged) for the caller to place once it has
+  // run them: the Node CLI's repair and check, so that what it refuses leaves every file as it
+  // was. Every output must then be a file.
+  bool staged = false;
 };
 
 struct FileProgress {
@@ -35,6 +40,11 @@ struct FileResult {
   std::string report_json;
   std::string output;              // the model's path as given or defaulted; "" for a dry run
   std::vector<std::string> files;  // the files written, the model first (none for "-" or a dry run)
+  // With FileJob::staged, in place of `files`: the model's, then its data file's (named
+  // `data_location` in the model) and the report's, under their temporary names.
+  std::vector<StagedFile> staged;
+  std::string data_location;
+  bool staged_report = false;
 };
 
 // Beside the input, named as every shell names a converted model (core/output_name.h), the

@@ -94,18 +94,32 @@ Error cannot_write(const std::string& path, const Error& cause) {
 
 }  // namespace
 
+namespace {
+
+// Every file (not standard output, not a device) under a temporary name; on a failure none stays.
+Result<std::vector<StagedFile>> write_temporaries(Host& host, const std::vector<Output>& outputs) {
+  std::vector<StagedFile> staged;
+  for (const auto& o : outputs) {
+    if (!o.to->stages()) continue;
+    auto tmp = host.write_temporary(o.to->target.resolved, o.pieces);
+    if (!tmp) {
+      for (const auto& f : staged) host.remove(f.temporary);
+      return cannot_write(o.to->target.path, tmp.error());
+    }
+    staged.push_back({std::move(tmp).value(), o.to->target.resolved, o.to->target.path});
+  }
+  return staged;
+}
+
+}  // namespace
+
 Status write_together(Host& host, const std::vector<Output>& outputs) {
-  std::vector<std::pair<std::string, const Destination*>> written;  // temporary name, destination
+  auto staged = write_temporaries(host, outputs);
+  if (!staged) return staged.error();
   auto fail = [&](Error e) {
-    for (const auto& [tmp, to] : written) host.remove(tmp);
+    for (const auto& f : *staged) host.remove(f.temporary);
     return e;
   };
-  for (const auto& o : outputs) {
-    if (o.to->to_stdout || o.to->target.stat.kind == FileStat::Kind::kCharDevice) continue;
-    auto tmp = host.write_temporary(o.to->target.resolved, o.pieces);
-    if (!tmp) return fail(cannot_write(o.to->target.path, tmp.error()));
-    written.emplace_back(std::move(tmp).value(), o.to);
-  }
   for (const auto& o : outputs) {
     if (o.to->target.stat.kind != FileStat::Kind::kCharDevice) continue;
     auto s = write_stream(host, o.pieces, [&](std::string_view bytes) { return host.write_device(o.to->target.resolved, bytes); });
@@ -116,12 +130,22 @@ Status write_together(Host& host, const std::vector<Output>& outputs) {
     auto s = write_stream(host, o.pieces, [&](std::string_view bytes) { return host.out_bytes(bytes); });
     if (!s) return fail(file_error(fmt::format("cannot write to standard output: {}", s.error().message), "-", s.error()));
   }
-  while (!written.empty()) {
-    auto [tmp, to] = written.front();
-    if (auto s = host.rename(tmp, to->target.resolved); !s) {
-      return fail(cannot_write(to->target.path, s.error()));
+  return place_together(host, std::move(staged).value());
+}
+
+Result<std::vector<StagedFile>> stage_together(Host& host, const std::vector<Output>& outputs) {
+  for (const auto& o : outputs) {
+    if (!o.to->stages()) return error("'{}' cannot be staged under a temporary name", o.to->target.path);
+  }
+  return write_temporaries(host, outputs);
+}
+
+Status place_together(Host& host, std::vector<StagedFile> staged) {
+  for (size_t i = 0; i < staged.size(); ++i) {
+    if (auto s = host.rename(staged[i].temporary, staged[i].resolved); !s) {
+      for (size_t j = i; j < staged.size(); ++j) host.remove(staged[j].temporary);
+      return cannot_write(staged[i].path, s.error());
     }
-    written.erase(written.begin());
   }
   return ok_status();
 }

@@ -32,6 +32,9 @@ struct Destination {
   std::string flag;
   bool to_stdout = false;
   ResolvedPath target;
+
+  // A file, written under a temporary name and renamed into place; not a stream.
+  bool stages() const { return !to_stdout && target.stat.kind != FileStat::Kind::kCharDevice; }
 };
 
 Result<Destination> destination(Host& host, std::string_view flag, const std::string& path);
@@ -48,5 +51,20 @@ struct Output {
 // and standard output are written next, and only then are the temporary files renamed into
 // place. A failure before the renames leaves no new file and every existing one untouched.
 Status write_together(Host& host, const std::vector<Output>& outputs);
+
+// A file written beside where it goes under a temporary name, not yet in place.
+struct StagedFile {
+  std::string temporary;
+  std::string resolved;  // where it goes
+  std::string path;      // as the user wrote it, for messages
+};
+
+// write_together's first half, for a caller that runs and rewrites the files before they are
+// placed (the Node CLI's repair and check): every file under a temporary name, in order. Standard
+// output and devices are not files (Destination::stages): the caller refuses them before any work.
+Result<std::vector<StagedFile>> stage_together(Host& host, const std::vector<Output>& outputs);
+
+// The second half: each renamed into place, in order. On a failure the rest are removed.
+Status place_together(Host& host, std::vector<StagedFile> staged);
 
 }  // namespace lattice

@@ -65,6 +65,54 @@ TEST_CASE("outputs are written together: a failure at the second file leaves no 
   }
 }
 
+TEST_CASE("staged outputs leave the files there as they were until they are placed together") {
+  test::MemoryHost host;
+  host.files["/out/model.onnx"] = "old model";
+  host.files["/out/report.json"] = "old report";
+  auto model = destination_of(host, "-o", "/out/model.onnx");
+  auto data = destination_of(host, "-o", "/out/model.onnx.data");
+  auto report = destination_of(host, "--report", "/out/report.json");
+  auto staged = stage_together(host, {{&model, "new model"}, {&data, "new data"}, {&report, "{}"}});
+  REQUIRE(staged);
+  REQUIRE(staged->size() == 3);
+  CHECK(host.renames == 0);
+  CHECK(host.files.at("/out/model.onnx") == "old model");
+  CHECK(host.files.at((*staged)[0].temporary) == "new model");
+  CHECK((*staged)[1].resolved == "/out/model.onnx.data");
+  CHECK((*staged)[2].path == "/out/report.json");
+
+  SECTION("placed: every output in place, in order, no temporary file left") {
+    REQUIRE(place_together(host, std::move(staged).value()));
+    CHECK(host.files == std::map<std::string, std::string>{
+                            {"/out/model.onnx", "new model"}, {"/out/model.onnx.data", "new data"}, {"/out/report.json", "{}"}});
+  }
+  SECTION("the second rename fails: the first is in place, the rest removed, the old report kept") {
+    host.fail_rename_at = 2;
+    auto s = place_together(host, std::move(staged).value());
+    REQUIRE_FALSE(s);
+    CHECK(s.error().message == "cannot write '/out/model.onnx.data': Input/output error");
+    CHECK(temporaries_left(host) == 0);
+    CHECK(host.files == std::map<std::string, std::string>{{"/out/model.onnx", "new model"}, {"/out/report.json", "old report"}});
+  }
+  SECTION("the second temporary file cannot be written: none stays") {
+    host.files.erase((*staged)[0].temporary);
+    host.files.erase((*staged)[1].temporary);
+    host.files.erase((*staged)[2].temporary);
+    host.fail_temporary_at = host.temporaries + 2;
+    REQUIRE_FALSE(stage_together(host, {{&model, "new model"}, {&data, "new data"}}));
+    CHECK(temporaries_left(host) == 0);
+    CHECK(host.files.at("/out/model.onnx") == "old model");
+  }
+}
+
+TEST_CASE("standard output and a device cannot be staged") {
+  test::MemoryHost host;
+  auto out = destination_of(host, "-o", "-");
+  CHECK_FALSE(out.stages());
+  CHECK_FALSE(stage_together(host, {{&out, "m"}}));
+  CHECK(host.stdout_bytes.empty());
+}
+
 TEST_CASE("standard output is written before any file is renamed into place") {
   test::MemoryHost host;
   auto model = destination_of(host, "-o", "/out/model.onnx");
@@ -73,6 +121,18 @@ TEST_CASE("standard output is written before any file is renamed into place") {
   REQUIRE_FALSE(write_together(host, {{&model, "m"}, {&report, "{\"r\":1}"}}));
   CHECK(host.stdout_bytes == "{\"r\":1}");
   CHECK(host.files.empty());
+}
+
+TEST_CASE("standard output that cannot be written leaves no new file and no temporary one") {
+  test::MemoryHost host;
+  host.files["/out/model.onnx"] = "old model";
+  auto model = destination_of(host, "-o", "/out/model.onnx");
+  auto report = destination_of(host, "--report", "-");
+  host.fail_stdout = true;
+  auto s = write_together(host, {{&model, "m"}, {&report, "{}"}});
+  REQUIRE_FALSE(s);
+  CHECK_THAT(s.error().message, Contains("cannot write to standard output: Broken pipe"));
+  CHECK(host.files == std::map<std::string, std::string>{{"/out/model.onnx", "old model"}});
 }
 
 TEST_CASE("an output that is a directory or a FIFO is a usage error; a device or a symlinked file is not") {

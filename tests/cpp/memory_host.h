@@ -22,6 +22,7 @@ class MemoryHost final : public lattice::Host {
   int fail_rename_at = 0;     // the n-th rename fails
   int temporaries = 0, renames = 0;
   std::string stdout_bytes;
+  bool fail_stdout = false;  // writing standard output fails
   std::string stdin_bytes;
   std::string stdin_errno;  // set: reading standard input fails with this errno's name
   bool stdin_is_terminal = false;
@@ -127,6 +128,7 @@ class MemoryHost final : public lattice::Host {
   void remove(const std::string& path) override { files.erase(path); }
   lattice::Status write_device(const std::string&, std::string_view) override { return lattice::ok_status(); }
   lattice::Status out_bytes(std::string_view bytes) override {
+    if (fail_stdout) return lattice::error("Broken pipe");
     stdout_bytes += bytes;
     return lattice::ok_status();
   }

@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { compareTensor, inputFeeds, rewriteChanges, withOutputs } from '../../wasm/shared/check.mjs';
+import { compareTensor, firstBeyondTolerance, inputFeeds, rewriteChanges, withOutputs } from '../../wasm/shared/check.mjs';
 import { createSyncConverter } from '../../wasm/index.mjs';
 import { CLIS, ROOT, ZOO, fixture, scratch } from './helpers.mjs';
 
@@ -30,6 +30,23 @@ test('compareTensor: |Δ| statistics, the index of the largest, and the toleranc
   assert.equal(compareTensor('y', a, b, { rtol: 1e-4, atol: e.min_atol }).pass, true);
   assert.equal(compareTensor('y', a, b, { rtol: 1e-4, atol: e.min_atol * 0.999 }).pass, false);
   assert.deepEqual(e.nan, [0, 0]);
+});
+
+test('one tolerance: the repair\'s firstBeyondTolerance passes exactly where compareTensor does, and at its min_atol', () => {
+  const cases = [
+    [[100, NaN], [109, NaN]], [[100, 1], [111, 1]], [[1, 2], [1, NaN]], [[NaN, 2], [1, 2]],
+    [[Infinity, 1], [Infinity, 1]], [[Infinity, 1], [1e30, 1]], [[-Infinity], [Infinity]], [[0, -0], [-0, 0]],
+    [[1, 2, 3, 4, 0, 10], [1, 2.5, 3, 4, 0.001, 10]], [[5, 5, 5], [5.4, 5, 6]],
+  ];
+  for (const [x, y] of cases) {
+    for (const tol of [{ rtol: 0.1, atol: 0 }, { rtol: 1e-4, atol: 1e-5 }, { rtol: 0, atol: 0.5 }]) {
+      const e = compareTensor('y', tensor(x), tensor(y), tol);
+      const at = firstBeyondTolerance(new Float32Array(x), new Float32Array(y), tol.rtol, tol.atol);
+      assert.equal(at === x.length, e.pass, `${x} → ${y} at ${JSON.stringify(tol)}`);
+      if (!e.pass) assert.ok(at < x.length && !compareTensor('y', tensor(x.slice(0, at + 1)), tensor(y.slice(0, at + 1)), tol).pass, 'the first value beyond');
+      if (Number.isFinite(e.min_atol)) assert.equal(firstBeyondTolerance(new Float32Array(x), new Float32Array(y), tol.rtol, e.min_atol), x.length);
+    }
+  }
 });
 
 test('compareTensor: allclose per element, NaN against NaN equal, a new NaN or infinity a failure', () => {

@@ -107,6 +107,16 @@ describe('data layout', () => {
     }
   });
 
+  test('convert --check runs the data file it is about to write, not the one an older conversion left there', () => {
+    const out = join(dir, 'layout', 'stale.onnx');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(`${out}.data`, 'an older data file');
+    const r = run('node', ['convert', fixture('resnet_stem.onnx'), '-o', out, '--external-data', '--check', '--quiet']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /check: folding changed no output by more than/);
+    assert.deepEqual(inlined(out), reference('resnet_stem.onnx'));
+  });
+
   test('--external-data with no tensor of 1 KiB writes one file', () => {
     const out = join(dir, 'layout', 'small.onnx');
     assert.equal(run('native', ['convert', fixture('mobilenet_blocks.onnx'), '-o', out, '--external-data', '--quiet']).status, 0);

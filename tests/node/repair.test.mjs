@@ -5,7 +5,7 @@
 // with onnxruntime-node directly, not taken from the check.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -234,11 +234,24 @@ test('an aborted repair returns nothing; a repair that fails leaves no file', as
   assert.equal(r.status, 2);
   assert.match(r.stderr, /bad\.npy: not a \.npy file/);
   assert.ok(!existsSync(out) && !existsSync(report), 'nothing written stays');
+  assert.match(r.stderr, /nothing was written/);
   // The native CLI has no runtime: it says so before converting anything.
   const native = CLIS.native(['convert', MODEL, '-o', out, '--repair']);
   assert.equal(native.status, 2);
   assert.match(native.stderr, /--repair runs both models in onnxruntime/);
   assert.ok(!existsSync(out));
+  // A device is written as a stream, never staged: what runs the model cannot write to one.
+  const device = CLIS.node(['convert', MODEL, '-o', '/dev/null', '--check']);
+  assert.equal(device.status, 2, device.stderr);
+  assert.match(device.stderr, /-o '\/dev\/null' is written only once the converted model has run, so it must be a file/);
+  // Files already there stay as they were: the conversion's are staged until the repair is done.
+  writeFileSync(out, 'an older model');
+  writeFileSync(report, 'an older report');
+  const again = CLIS.node(['convert', MODEL, '-o', out, '--report', report, '--repair', '--calibration', bad]);
+  assert.equal(again.status, 2);
+  assert.equal(readFileSync(out, 'utf8'), 'an older model');
+  assert.equal(readFileSync(report, 'utf8'), 'an older report');
+  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp')), [], 'no temporary file stays');
 });
 
 test('the plan: a stride-2 layer the rewrite put before a MaxPool reproduces the original\'s tensor through the pool; a BatchNormalization the layer kept is fitted through', () => {

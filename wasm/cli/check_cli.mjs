@@ -2,12 +2,13 @@
 // `convert --check` like every command line (core/cli/check_request.h) and hands over a request;
 // this runs it (check_node.mjs), prints it, writes the check into the conversion's report and
 // gives the exit status.
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
 import { fedText, figure as shortFigure, finiteForJson, gateLine, introducesNonFinite, modelsTable, modelsTableLines, percent, taskCell, verdict } from '../shared/check.mjs';
 import { checkShapes, missingSizesMessage, sizesTooLarge } from '../shared/check_sizes.mjs';
 import { runCheck } from '../node/check_node.mjs';
+import { codedError } from '../node/coded_error.mjs';
 import { rangeFitLines } from '../shared/range_fit.mjs';
 import { fixedPointRepairText, refittedText } from '../shared/repair.mjs';
 
@@ -47,22 +48,40 @@ export function formatCheck(check, original, candidate) {
   return `${lines.join('\n')}\n`;
 }
 
-// A file replaced whole (a temporary file renamed over it), so a reader never sees half of it.
-function writeWhole(path, content) {
-  const temporary = `${path}.tmp-${randomBytes(4).toString('hex')}`;
-  try {
-    writeFileSync(temporary, content);
-    renameSync(temporary, path);
-  } finally {
-    rmSync(temporary, { force: true });
-  }
+// The conversion's files as the core staged them (core/cli/files.h, stage_together): the model
+// first, its data file, the report; each under a temporary name beside where it goes. The
+// candidate the check runs is the staged model with its staged data file, whatever an older
+// conversion left under the data file's own name. `stage` adds a file of the host's own (the FPQ
+// twin); `place` has the core rename them all into place (`host.placeStaged`), `discard` removes
+// them.
+function stagedFiles(request, host) {
+  const staged = [...(request.staged ?? [])];
+  const [model] = staged;
+  const data = request.data_location ? staged[1] : undefined;
+  const report = request.staged_report ? staged.at(-1) : undefined;
+  const discard = () => { for (const f of staged) rmSync(f.temporary, { force: true }); };
+  return {
+    model, report,
+    candidate: { path: model.temporary, dataPaths: data ? { [request.data_location]: data.temporary } : {} },
+    // First in the order, so that a twin that cannot be placed leaves the others unplaced too.
+    stage(path, content) {
+      const temporary = `${path}.tmp-${randomBytes(4).toString('hex')}`;
+      staged.unshift({ temporary, resolved: path, path });
+      writeFileSync(temporary, content);
+    },
+    discard,
+    place() {
+      const failed = host.placeStaged(staged);
+      if (failed) throw codedError(failed, 'ERR_ONNX_LATTICE_IO');
+    },
+  };
 }
 
-// The report with its check written where the conversion wrote it.
+// The report with its check, in the report's staged file (or on standard output).
 function writeReport(path, report, out) {
   const text = JSON.stringify(finiteForJson(report));
   if (path === '-') return out(text);
-  writeWhole(path, text);
+  writeFileSync(path, text);
 }
 
 // The repair in a few lines: what it fitted on, and each refitted layer's change before → after.
@@ -129,56 +148,55 @@ export async function runCheckRequest(request, host) {
       return gateStatus(report, EXIT) ?? statusOf(report, EXIT);
     }
     // convert --check / --repair: the converted model (repaired first) and the fold-only twin,
-    // each against the input.
+    // each against the input. The conversion's files are staged (core/cli/files.h): they are run
+    // and rewritten under their temporary names, and placed together once all is done, so a
+    // repair or a twin that fails leaves every file as it was.
     const conversion = request.report;
     const repair = request.repair ? { calibration: request.repair.calibration, check: request.check } : undefined;
     const rangeFit = request.range_fit ? { calibration: request.range_fit.calibration } : undefined;
-    const removeWritten = () => {
-      for (const path of [...(request.written ?? []), ...(request.report_path && request.report_path !== '-' ? [request.report_path] : [])]) rmSync(path, { force: true });
-    };
-    let result = {};
+    const files = stagedFiles(request, host);
+    const reported = request.check || repair || rangeFit;
+    let result = {}, models = null;
     try {
       if (request.check || repair || rangeFit) {
-        result = await runCheck({ original: request.original, candidate: request.candidate, twin: request.check, repair, rangeFit },
+        result = await runCheck({ original: request.original, candidate: files.candidate, twin: request.check, repair, rangeFit },
           { ...options, conversion });
       }
-    } catch (e) {
-      // Without its repair, the converted model is not what was asked for, and a usage error is
-      // the caller's to correct before anything is written: nothing stays written.
-      if (repair || rangeFit || isUsage(e)) removeWritten();
-      throw e;
-    }
-    if (result.repair) {
-      // The repaired model replaces the converted one whole, as the report does.
-      writeWhole(request.candidate, result.repaired);
-      conversion.repair = result.repair;
-    }
-    if (result.rangeFit) {
-      // Likewise the range-fitted model (made from the repaired one, if any), and the fit analysis
-      // of what is written.
-      writeWhole(request.candidate, result.fitted);
-      conversion.range_fit = result.rangeFit;
-      if (result.fixedPoint) conversion.fixed_point = result.fixedPoint;
-    }
-    if (request.fpq_twin !== undefined) {
-      // The twin of what was written (repaired or not); a model it cannot be made of, or a file
-      // that cannot be written, takes the conversion's files back: all of them or none.
-      try {
-        const { fpqTwin } = await import('../node/fpq.mjs');
-        writeWhole(request.fpq_twin, (await fpqTwin(readFileSync(request.candidate))).model);
-      } catch (e) {
-        removeWritten();
-        throw e.code ? e : Object.assign(e, { message: `cannot write the FPQ twin '${request.fpq_twin}': ${e.message}` });
+      // The repaired model replaces the converted one whole, as the report does; likewise the
+      // range-fitted model (made from the repaired one, if any), with the fit analysis of what is
+      // written.
+      if (result.repair) conversion.repair = result.repair;
+      if (result.rangeFit) {
+        conversion.range_fit = result.rangeFit;
+        if (result.fixedPoint) conversion.fixed_point = result.fixedPoint;
       }
+      const model = result.fitted ?? result.repaired;
+      if (model) writeFileSync(files.model.temporary, model);
+      if (request.fpq_twin !== undefined) {
+        // The twin of what is written (repaired or not), placed with the rest or not at all.
+        try {
+          const { fpqTwin } = await import('../node/fpq.mjs');
+          files.stage(request.fpq_twin, (await fpqTwin(model ?? readFileSync(files.model.temporary))).model);
+        } catch (e) {
+          throw e.code ? e : Object.assign(e, { message: `cannot write the FPQ twin '${request.fpq_twin}': ${e.message}` });
+        }
+      }
+      if (request.check) {
+        const { report: converted, twin, fpq, unrepaired } = result;
+        models = modelsTable({ converted, unrepaired, fpq }, { repaired: Boolean(result.repair) });
+        conversion.check = { converted, fold_only: twin, ...(unrepaired ? { unrepaired } : {}), ...(fpq ? { fpq } : {}), models };
+        // The fit analysis gains the activations' fit on the data, beside the weights'.
+        if (fpq?.activations && conversion.fixed_point) conversion.fixed_point.activations = fpq.activations;
+      }
+      // Without a check or a repair the report is the conversion's, as the core wrote it.
+      if (reported && request.report_path) writeReport(request.report_path === '-' ? '-' : files.report.temporary, conversion, host.out);
+    } catch (e) {
+      files.discard();
+      throw Object.assign(e, { message: `${e.message} (nothing was written)` });
     }
-    const { report: converted, twin, fpq, unrepaired } = result;
-    const models = request.check ? modelsTable({ converted, unrepaired, fpq }, { repaired: Boolean(result.repair) }) : null;
-    if (request.check) conversion.check = { converted, fold_only: twin, ...(unrepaired ? { unrepaired } : {}), ...(fpq ? { fpq } : {}), ...(models ? { models } : {}) };
-    // The fit analysis gains the activations' fit on the data, beside the weights'.
-    if (fpq?.activations && conversion.fixed_point) conversion.fixed_point.activations = fpq.activations;
-    // Without a check or a repair the report is the conversion's, as the core wrote it.
-    if (!request.check && !repair && !rangeFit) return EXIT.ok;
-    if (request.report_path) writeReport(request.report_path, conversion, host.out);
+    files.place();
+    if (!reported) return EXIT.ok;
+    const { report: converted, twin, fpq } = result;
     if (request.report_path !== '-') {
       // What decides the outcome leads: every model on the same samples, then how each was made.
       const lines = [...(models ? modelsTableLines(models).map((l) => `check: ${l}`) : []),

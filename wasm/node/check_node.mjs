@@ -7,9 +7,12 @@ import { GATE_KEYS, gateOf, gateOptionsError } from '../shared/check.mjs';
 import { codedError } from './coded_error.mjs';
 
 // A model as the worker reads it: a path (its data files beside it), or bytes with the data files
-// of an external-data model by location ({model, dataFiles}, dataFiles a Map or an object).
+// of an external-data model by location ({model, dataFiles}, dataFiles a Map or an object). The
+// CLI's staged files are {path, dataPaths}: a data file is read from the path given for its
+// location, not from beside the model.
 function sourceOf(model, label) {
   if (typeof model === 'string') return { path: model };
+  if (typeof model?.path === 'string') return { path: model.path, dataPaths: { ...model.dataPaths } };
   const bytes = (x) => (x instanceof Uint8Array ? x : x instanceof ArrayBuffer ? new Uint8Array(x)
     : ArrayBuffer.isView(x) ? new Uint8Array(x.buffer, x.byteOffset, x.byteLength) : null);
   if (bytes(model)) return { bytes: bytes(model) };

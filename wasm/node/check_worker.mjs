@@ -44,14 +44,15 @@ async function runtime() {
 }
 
 // The data files a model reads, by location, as the core asks for them: from the model's folder
-// for a path, from the caller's map for bytes. Each is read once.
+// for a path (or the path given for that location), from the caller's map for bytes. Each is
+// read once.
 function dataFilesOf(source) {
   const read = new Map();
   const lookup = (location) => {
     if (!read.has(location)) {
       let file = null;
       if (source.path !== undefined) {
-        try { file = readFileSync(join(dirname(source.path), location)); } catch { file = null; }
+        try { file = readFileSync(source.dataPaths?.[location] ?? join(dirname(source.path), location)); } catch { file = null; }
       } else {
         file = source.dataFiles?.[location] ?? null;
       }

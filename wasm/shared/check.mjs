@@ -164,6 +164,23 @@ function indexOf(at, dims) {
   return index;
 }
 
+// The tolerance for one value, numpy.allclose's: |candidate − original| ≤ atol + rtol·|original|,
+// NaN equal to NaN, an infinite original lending no rtol. The index of the first value beyond it,
+// `original.length` when none is: the repair's measure of each refitted layer, over millions of
+// values, so one loop with no call per value. compareTensor's `min_atol` is the least atol this
+// passes at (tests/node/check.test.mjs holds the two together).
+export function firstBeyondTolerance(original, candidate, rtol, atol) {
+  const n = original.length;
+  let at = 0;
+  for (; at < n; ++at) {
+    const t = original[at], v = candidate[at];
+    if (v === t || (v !== v && t !== t)) continue;
+    const ref = Math.abs(t);
+    if (!(Math.abs(v - t) - rtol * (ref === Infinity ? 0 : ref) <= atol)) break;
+  }
+  return at;
+}
+
 // One tensor of both models compared element by element. NaN against NaN and an infinity against
 // the same infinity count as equal (numpy's allclose with equal_nan); any other NaN or infinity
 // is a difference of Infinity. min_atol is the smallest atol that passes at the given rtol,

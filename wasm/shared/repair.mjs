@@ -9,7 +9,7 @@
 // each model, not one per layer, and new weights go into the held model without a copy of it.
 // One module for both shells, like check.mjs: it imports only check.mjs and range_fit.mjs and is
 // handed the runtime and the converter's module.
-import { CHECK_OPTIONS_ERROR, feedBatches, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
+import { CHECK_OPTIONS_ERROR, feedBatches, firstBeyondTolerance, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
 import { measureChannelRanges, rangeTensors } from './range_fit.mjs';
 
 // refitAbove: a layer no Lattice rewrite changed (its weights the original's, folded or not) is
@@ -228,14 +228,8 @@ function poolShift(values, wanted, rectified) {
 function compared(values, wanted, { rtol, atol }) {
   const target = wanted.data, data = values.data, n = target.length;
   const sameShape = values.type === wanted.type && values.dims.length === wanted.dims.length && values.dims.every((d, i) => d === wanted.dims[i]);
-  // Where the values first leave the tolerance, if anywhere: a changed layer does so at once.
-  let at = 0;
-  for (; sameShape && at < n; ++at) {
-    const t = target[at], v = data[at];
-    if (v === t || (v !== v && t !== t)) continue;
-    const ref = Math.abs(t);
-    if (!(Math.abs(v - t) - rtol * (ref === Infinity ? 0 : ref) <= atol)) break;
-  }
+  // Whether the values leave the check's tolerance anywhere: a changed layer does so at once.
+  const pass = sameShape && firstBeyondTolerance(target, data, rtol, atol) === n;
   // The distance in a loop of its own, without calls or branches that hold the compiler back
   // (three times faster than one loop doing both); a NaN anywhere makes max |Δ| NaN.
   let maxAbs = 0, num = 0, den = 0, nan = false;
@@ -247,7 +241,7 @@ function compared(values, wanted, { rtol, atol }) {
     num += d * d;
     den += t * t;
   }
-  return { distance: { max_abs: nan ? NaN : maxAbs, rel: den > 0 ? Math.sqrt(num / den) : (num > 0 ? Infinity : 0) }, pass: sameShape && at === n };
+  return { distance: { max_abs: nan ? NaN : maxAbs, rel: den > 0 ? Math.sqrt(num / den) : (num > 0 ? Infinity : 0) }, pass };
 }
 
 // One model's activations on every sample, computed part by part: the repair's session in the
