@@ -32,7 +32,7 @@ if (process.argv[2] === '--heap') {
   const loaded = lattice._heapBytes();
   const asked = [];
   const resolver = (location) => { asked.push(location); return data && location === basename(dataPath) ? data : null; };
-  const result = lattice.convert(bytes, { target, ...(data ? { resolver } : {}) });
+  const result = lattice.convert(bytes, { target, ...(data ? { resolver, dataFile: 'out.onnx.data' } : {}) });
   const after = lattice._heapBytes();
   console.log(JSON.stringify({
     loaded, after, input: bytes.length + (data?.length ?? 0), asked,
@@ -133,8 +133,9 @@ try {
 }
 
 const rows = [
-  ['native CLI no-op (`--target none --no-fold-bn`), wall / `cp`', (c) => c.ms.noop / c.ms.cp, 1.5, '×'],
-  ['native CLI fold (`--target none`), wall / `cp`', (c) => c.ms.fold / c.ms.cp, 3, '×'],
+  // The copy floor: a conversion that changes nothing as near a file copy as can be, a fold within 2×.
+  ['native CLI no-op (`--target none --no-fold-bn`), wall / `cp`', (c) => c.ms.noop / c.ms.cp, 1.2, '×'],
+  ['native CLI fold (`--target none`), wall / `cp`', (c) => c.ms.fold / c.ms.cp, 2, '×'],
   ['Node CLI / native CLI, default conversion (lattice, fold), wall', (c) => c.ms.node / c.ms.native, 1.5, '×'],
   ['peak wasm heap / model size, fold (`target: none`), Node API convert()', (c) => (c.heap.after - c.heap.loaded) / c.bytes, 1.2, ''],
 ];
