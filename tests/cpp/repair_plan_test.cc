@@ -381,7 +381,8 @@ TEST_CASE("the activations in flight at once: the most bytes per sample that lat
   REQUIRE(live_bytes(ModelIndex(m, labels)) == 3 * kTensor);
   // A tensor is let go after its last reader: a chain holds a node's input and output.
   auto chain = same_grid_model();
-  test::add_node(*chain.mutable_graph(), "Relu", "r2", {"y"}, {"z"});
+  test::add_node(*chain.mutable_graph(), "Relu", "r2", {"y"}, {"y2"});
+  test::add_node(*chain.mutable_graph(), "Relu", "r3", {"y2"}, {"z"});
   chain.mutable_graph()->mutable_output(0)->set_name("z");
   const auto chain_labels = GraphView::original_labels(chain.graph());
   REQUIRE(live_bytes(ModelIndex(chain, chain_labels)) == 2 * kTensor);
