@@ -31,7 +31,6 @@ import { chromium } from 'playwright-core';
 
 import { serve } from '../scripts/serve.mjs';
 import { createSyncConverter } from '../wasm/index.mjs';
-import { repairPlan } from '../wasm/shared/repair.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = process.env.ONNX_LATTICE_CACHE ?? join(homedir(), '.cache/onnx-lattice');
@@ -194,12 +193,16 @@ async function pageRun(m, isolated) {
   return { ms: Number(pressed[1]), grew: rssPeak - rssBefore, report };
 }
 
-// Each layer's fit size: P = C/group·kh·kw features (Gemm: K), from the two models' descriptions.
+// Each layer's fit size: P = C/group·kh·kw features (Gemm: K), from the repair's plan (core/repair/plan.h).
 const lattice = await createSyncConverter();
 function fitSizes(m, converted) {
-  const original = lattice.describe(readFileSync(m.model)), mine = lattice.describe(readFileSync(converted.path));
-  const plan = repairPlan(original, mine, converted.report);
-  return new Map(plan.layers.map((l) => [l.node, l.weightShape.slice(1).reduce((a, b) => a * b, 1)]));
+  const { session } = lattice.openRepairSession(readFileSync(m.model), readFileSync(converted.path));
+  try {
+    const plan = lattice.repairSession(session, 'plan', [converted.report.matches ?? [], {}]);
+    return new Map(plan.layers.map((l) => [l.node, l.weightShape.slice(1).reduce((a, b) => a * b, 1)]));
+  } finally {
+    lattice.repairSession(session, 'close');
+  }
 }
 
 function whereTheTimeWent(label, repair, features, table = true) {

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,46 @@ lattice::Result<lattice::repair::GivenTensors> held_in(const val& held) {
 
 val strings_out(const std::vector<std::string>& list) { return val::array(list); }
 
+// The conversion report's `matches` ([{id, applied, numerically_equivalent, new_nodes}]), or null
+// without a report.
+lattice::Result<std::optional<std::vector<lattice::repair::ConversionMatch>>> matches_in(const val& matches) {
+  if (matches.isNull() || matches.isUndefined()) return std::optional<std::vector<lattice::repair::ConversionMatch>>();
+  if (!val::global("Array").call<bool>("isArray", matches)) return lattice::options_error("matches must be an array, or null without a report");
+  const val truthy = val::global("Boolean");
+  std::vector<lattice::repair::ConversionMatch> out;
+  int index = 0;
+  for (const auto& m : emscripten::vecFromJSArray<val>(matches)) {
+    std::string at = fmt::format("matches[{}]", index++);
+    if (!lattice_wasm::is_object(m) || !m["id"].isString()) return lattice::options_error("{} must be an object {{id: string, ...}}", at);
+    lattice::repair::ConversionMatch match{m["id"].as<std::string>(), truthy(m["applied"]).as<bool>(),
+                                           truthy(m["numerically_equivalent"]).as<bool>(), {}};
+    if (match.applied) {
+      auto nodes = strings_in(m["new_nodes"], at + ".new_nodes");
+      if (!nodes) return nodes.error();
+      match.new_nodes = std::move(nodes).value();
+    }
+    out.push_back(std::move(match));
+  }
+  return std::optional(std::move(out));
+}
+
+// `sizes`: {input: dims}, one sample's.
+lattice::Result<lattice::repair::SampleSizes> sizes_in(const val& sizes) {
+  if (!lattice_wasm::is_object(sizes)) return lattice::options_error("the sizes must be an object {{input: dims}}");
+  lattice::repair::SampleSizes out;
+  for (const auto& name : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", sizes))) {
+    val dims = sizes[name];
+    if (!val::global("Array").call<bool>("isArray", dims)) return lattice::options_error("sizes['{}'] must be an array of numbers", name);
+    std::vector<int64_t> list;
+    for (const auto& d : emscripten::vecFromJSArray<val>(dims)) {
+      if (!d.isNumber()) return lattice::options_error("sizes['{}'] must be an array of numbers", name);
+      list.push_back(static_cast<int64_t>(d.as<double>()));
+    }
+    out.emplace_back(name, std::move(list));
+  }
+  return out;
+}
+
 // openRepairSession(original, converted) -> {session: number}, or {error}.
 val open_repair_session(const val& original, const val& converted) {
   for (const val* u8 : {&original, &converted}) {
@@ -133,7 +174,8 @@ val open_repair_session(const val& original, const val& converted) {
 // 'original' or 'converted':
 //   start(which, inputs, keep) -> {}; next(which, held, commit, peek) -> {bytes?: Uint8Array,
 //   inputs, nodes (the model's, by index), outputs, perSample, hold, aside, drop}; adopt(which, held) -> {drop};
-//   release(which, name) -> {}; setWeights(layers) -> {}; bytes() -> Uint8Array; close() -> {}.
+//   release(which, name) -> {}; setWeights(layers) -> {}; bytes() -> Uint8Array; close() -> {};
+//   plan(matches, sizes) -> {layers, left, bytesPerSample} (core/repair/plan.h).
 // Or {error}.
 val repair_session(int id, const std::string& method, const val& given_args) {
   auto it = sessions.find(id);
@@ -157,6 +199,15 @@ val repair_session(int id, const std::string& method, const val& given_args) {
     if (!list) return failure(list.error());
     if (auto s = session.set_weights(*list); !s) return failure(s.error());
     return val::object();
+  }
+  if (method == "plan") {
+    auto matches = matches_in(arg(0));
+    if (!matches) return failure(matches.error());
+    auto sizes = sizes_in(arg(1));
+    if (!sizes) return failure(sizes.error());
+    auto plan = session.plan(*matches, *sizes);
+    if (!plan) return failure(plan.error());
+    return val::global("JSON").call<val>("parse", lattice::repair::plan_json(*plan).dump(false));
   }
   if (method != "start" && method != "next" && method != "adopt" && method != "release") {
     return failure(lattice::options_error("a repair session has no method '{}'", method));

@@ -72,6 +72,12 @@ uint64_t element_count(const onnx::TensorProto& t) {
 
 }  // namespace
 
+Json node_attributes_json(const onnx::NodeProto& node) {
+  Json attributes = Json::object();
+  for (const auto& a : node.attribute()) attributes.set(a.name(), attribute_json(a));
+  return attributes;
+}
+
 Result<Json> describe_model(std::span<const uint8_t> bytes,
                             const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes) {
   auto model = parse_model(bytes);
@@ -113,15 +119,14 @@ Json describe_graph(const onnx::ModelProto& model, const ModelIndex& index, uint
   Json nodes = Json::array();
   for (int i = 0; i < view.size(); ++i) {
     const auto& node = view.node(i);
-    Json inputs = Json::array(), outputs = Json::array(), attributes = Json::object();
+    Json inputs = Json::array(), outputs = Json::array();
     for (const auto& name : node.input()) inputs.push(tensor(name));
     for (const auto& name : node.output()) outputs.push(tensor(name));
-    for (const auto& a : node.attribute()) attributes.set(a.name(), attribute_json(a));
     Json entry = Json::object().set("name", view.label(i)).set("op", node.op_type());
     if (!is_default_domain(node.domain())) entry.set("domain", node.domain());
     if (node.name().empty()) entry.set("unnamed", true);
     nodes.push(entry.set("inputs", std::move(inputs)).set("outputs", std::move(outputs))
-                   .set("attributes", std::move(attributes)));
+                   .set("attributes", node_attributes_json(node)));
   }
 
   Json inputs = Json::array(), outputs = Json::array();

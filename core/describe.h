@@ -21,6 +21,9 @@ Json describe_graph(const onnx::ModelProto& model, const GraphView::Labels& labe
 // The same from an index of `model`'s graph already built (ModelIndex).
 Json describe_graph(const onnx::ModelProto& model, const ModelIndex& index, uint64_t bytes);
 
+// A node's attributes as a description writes them: {name: value}, a tensor or a subgraph summarised.
+Json node_attributes_json(const onnx::NodeProto& node);
+
 // A model file's description, its nodes labelled as a conversion of it labels them. With
 // `input_shapes` (as --input-shape pins them), every shape at those sizes: the repair matches a
 // dynamic model's tensors with a pinned conversion's by value.

@@ -734,7 +734,12 @@ export interface SyncConverter {
    *  `release(which, name)`; `setWeights(layers)` writes new weights and biases into the converted
    *  model (`throughBatchNorm`: the values are what the node and the BatchNormalization that alone
    *  reads its output compute as one; the node takes them with that map taken out); `bytes()` the
-   *  converted model as it is; `close()`. */
+   *  converted model as it is; `close()`; `plan(matches, sizes)` which layers the repair refits and
+   *  what each reproduces, and which it leaves and why (core/repair/plan.h), both models described
+   *  at `sizes` (one sample's dims of each input) when one of their inputs is not fixed; `matches`:
+   *  the conversion report's, null without a report (every layer then counts as rewritten). */
+  repairSession(session: number, method: 'plan',
+                args: [Pick<Match, 'id' | 'applied' | 'numerically_equivalent' | 'new_nodes'>[] | null, Record<string, number[]>]): RepairPlan;
   repairSession(session: number, method: 'start', args: [RepairModel, string[], string[]]): Record<string, never>;
   repairSession(session: number, method: 'next', args: [RepairModel, Record<string, { type: string; dims: number[] }>, string[], string[]]): RepairPart;
   repairSession(session: number, method: 'adopt', args: [RepairModel, string[]]): { drop: string[] };
@@ -754,6 +759,44 @@ export interface SyncConverter {
 
 /** The repair session's two models. */
 export type RepairModel = 'original' | 'converted';
+
+/** A Conv or Gemm of the plan (repairSession 'plan'): its node's label, op and input, whether a
+ *  rewrite changed it (its match is not numerically equivalent), and the match that made it. */
+export interface RepairPlanEntry {
+  node: string;
+  op: 'Conv' | 'Gemm';
+  input: string;
+  rewritten: boolean;
+  match_id?: string;
+}
+
+/** Which layers a repair refits, in the converted model's order, and what each reproduces. */
+export interface RepairPlan {
+  layers: (RepairPlanEntry & {
+    /** The original's tensor it reproduces. */
+    target: string;
+    /** The nodes between it and `target` ('BatchNormalization → Relu → MaxPool'). */
+    through?: string;
+    /** The original's grid is [fh, fw] times the layer's (past a pool the conversion made coarser). */
+    pooled?: [number, number];
+    /** Through the MaxPool a stride-2 rewrite put after it: the pool's kernel and strides, the
+     *  layer's output shape, and the tensor the fit reproduces (its own, or its BatchNormalization's). */
+    unpooled?: { kernel: number[]; strides: number[]; fine: number[]; tensor: string };
+    /** A Relu alone reads it (or its BatchNormalization). */
+    rectified?: true;
+    /** Fitted with the BatchNormalization that alone reads it, as one. */
+    throughBatchNorm?: true;
+    attributes: Record<string, unknown>;
+    weightShape: number[];
+    hasBias: boolean;
+  })[];
+  /** Layers with nothing of the original's to fit them to, with the reason. */
+  left: (RepairPlanEntry & { reason: string })[];
+  /** Per sample (4 bytes an element, an unknown dimension as 1): the most bytes of activations each
+   *  model has in flight at once, and each layer's input and target in the converted model and
+   *  its target in the original (in the order of `layers`). */
+  bytesPerSample: { original: number; converted: number; layers: { input: number; target: number; originalTarget: number }[] };
+}
 
 /** The part of a model a repair step runs (repairSession 'next'): no `bytes` when everything asked
  *  is held already. */

@@ -126,7 +126,8 @@ async function settleFixedPoint(bytes, options) {
   return { bytes: settled, report: JSON.parse(result.report), ...(result.description ? { description: JSON.parse(result.description) } : {}) };
 }
 
-// A model described at the given sizes (repair.mjs, atSampleSizes): a dynamic one's shapes as numbers.
+// A model described (check-worker.js: a repaired model before its range fit), at the given sizes
+// when there are any: a dynamic one's shapes as numbers.
 function describeAt(bytes, shapes) {
   const described = guarded(() => converter.module.describe(bytes, shapes));
   if (typeof described !== 'string') throw new Error(described.error);

@@ -42,6 +42,15 @@ Status RepairSession::usable() const {
   return ok_status();
 }
 
+Result<RepairPlan> RepairSession::plan(const std::optional<std::vector<ConversionMatch>>& matches, const SampleSizes& sizes) {
+  if (auto s = usable(); !s) return s.error();
+  try {
+    return plan_repair(original_.proto, converted_.proto, labels_, matches, sizes);
+  } catch (const std::bad_alloc&) {
+    return Error{"out of memory while planning the repair", ErrorKind::kMemory};
+  }
+}
+
 void RepairSession::start(Which which, const std::vector<std::string>& inputs, const std::vector<std::string>& keep) {
   model(which).runs.emplace(inputs, keep);
 }

@@ -13,6 +13,7 @@
 #include "core/graph/graph_view.h"
 #include "core/repair/part.h"
 #include "core/repair/part_runs.h"
+#include "core/repair/plan.h"
 #include "core/repair/set_weights.h"
 #include "core/util/result.h"
 #include "onnx-ml.pb.h"
@@ -25,6 +26,10 @@ class RepairSession {
 
   // Errors: bytes that are not a model (either), a converted model that is not valid.
   static Result<std::unique_ptr<RepairSession>> open(std::span<const uint8_t> original, std::span<const uint8_t> converted);
+
+  // Which layers the repair refits and what each reproduces (plan.h), both models described at
+  // the samples' sizes. Errors: a session an earlier error left half written.
+  Result<RepairPlan> plan(const std::optional<std::vector<ConversionMatch>>& matches, const SampleSizes& sizes);
 
   // Starts the bookkeeping of one model's runs (PartRuns): `inputs` held from the start, `keep`
   // the names the repair will ask for.

@@ -13,7 +13,7 @@ import ort from 'onnxruntime-node';
 
 import { createConverter } from '../../wasm/index.mjs';
 import { inputFeeds, randomFitSamples } from '../../wasm/shared/check.mjs';
-import { refittedText, repairPlan } from '../../wasm/shared/repair.mjs';
+import { refittedText } from '../../wasm/shared/repair.mjs';
 import { CLIS, TRAINED, numpyValues, scratch } from './helpers.mjs';
 
 const lattice = await createConverter();
@@ -252,40 +252,4 @@ test('an aborted repair returns nothing; a repair that fails leaves no file', as
   assert.equal(readFileSync(out, 'utf8'), 'an older model');
   assert.equal(readFileSync(report, 'utf8'), 'an older report');
   assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp')), [], 'no temporary file stays');
-});
-
-test('the plan: a stride-2 layer the rewrite put before a MaxPool reproduces the original\'s tensor through the pool; a BatchNormalization the layer kept is fitted through', () => {
-  const tensor = (name, shape) => ({ name, shape });
-  const conv = (name, input, output, shape) => ({ name, op: 'Conv', attributes: {}, inputs: [tensor(input, [1, 3, 16, 16]), { ...tensor(`${name}.w`, [8, 3, 3, 3]), constant: true }], outputs: [tensor(output, shape)] });
-  const node = (name, op, input, output, shape, attributes = {}) => ({ name, op, attributes, inputs: [tensor(input, null)], outputs: [tensor(output, shape)] });
-  const original = { nodes: [conv('c', 'x', 'c_out', [1, 8, 8, 8]), node('r', 'Relu', 'c_out', 'y', [1, 8, 8, 8])] };
-  // The stride-2 rewrite: the Conv at stride 1 writes a grid twice as fine, its Relu a new
-  // tensor, and the pool the original's.
-  const converted = {
-    nodes: [conv('c', 'x', 'c_out', [1, 8, 16, 16]), node('r', 'Relu', 'c_out', 'y.stride1', [1, 8, 16, 16]),
-      node('c.pool', 'MaxPool', 'y.stride1', 'y', [1, 8, 8, 8], { kernel_shape: [2, 2], strides: [2, 2] })],
-  };
-  const match = { id: 'LatticeStride2ConvBnReLUPattern:c', applied: true, numerically_equivalent: false, new_nodes: ['c', 'r', 'c.pool'] };
-  const { layers, left } = repairPlan(original, converted, { matches: [match] });
-  assert.deepEqual(left, []);
-  assert.equal(layers.length, 1);
-  assert.deepEqual({ target: layers[0].target, through: layers[0].through, unpooled: layers[0].unpooled, rectified: layers[0].rectified },
-    { target: 'y', through: 'Relu → MaxPool', unpooled: { kernel: [2, 2], strides: [2, 2], fine: [1, 8, 16, 16], tensor: 'c_out' }, rectified: true });
-  // A pool another match made (a MaxPool snapped after the layer) is not this rewrite's: no
-  // target, and the layer is listed as left with its reason.
-  const other = repairPlan(original, converted, { matches: [{ id: 'LatticeMaxPool2dPattern:p', applied: true, numerically_equivalent: false, new_nodes: ['c.pool'] }, match] });
-  assert.equal(other.layers.length, 0);
-  assert.match(other.left[0].reason, /the original computes no tensor of the same name and shape/);
-  // Under FPQ (or with folding off) the chain keeps the original's trained BatchNormalization:
-  // the layer is fitted through it to the pool's output, the fit's own tensor before the Relu
-  // being the BatchNormalization's output, and the core takes the map out of the new weights.
-  const bn = node('bn', 'BatchNormalization', 'c_out', 'b_out', [1, 8, 16, 16]);
-  const withBn = {
-    nodes: [converted.nodes[0], bn, node('r', 'Relu', 'b_out', 'y.stride1', [1, 8, 16, 16]), converted.nodes[2]],
-  };
-  const kept = repairPlan({ nodes: [...original.nodes, { ...bn, outputs: [tensor('b_out', [1, 8, 8, 8])] }] }, withBn,
-    { matches: [{ ...match, new_nodes: ['c', 'r', 'c.pool'] }] });
-  assert.deepEqual(kept.left, []);
-  assert.deepEqual({ target: kept.layers[0].target, through: kept.layers[0].through, tensor: kept.layers[0].unpooled.tensor, throughBatchNorm: kept.layers[0].throughBatchNorm, rectified: kept.layers[0].rectified },
-    { target: 'y', through: 'BatchNormalization → Relu → MaxPool', tensor: 'b_out', throughBatchNorm: true, rectified: true });
 });

@@ -1,6 +1,6 @@
 // Repair's core through the package's module (fitLayer, fitBytes, the repair session,
-// fpqWeightBounds): one layer of a converted model refitted from onnxruntime's activations,
-// written back through the session, and run again.
+// fpqWeightBounds): the session's plan of a conversion, one layer of a converted model refitted
+// from onnxruntime's activations, written back through the session, and run again.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
@@ -120,6 +120,53 @@ test('the repair calls refuse bad input with coded errors', () => {
   refused(() => lattice.fpqWeightBounds(model, '/stem/stem.0/Conv', { x: 'a' }, {}), /ranges\['x'\] must be an array of numbers/);
   refused(() => lattice.fpqWeightBounds(model, '/stem/stem.0/Conv', {}, null), /clips must be an object/);
   refused(() => lattice.fitLayer({ ...spec, weightBounds: new Float32Array(1) }), /the weight bounds hold 1 values where the weight shape needs/);
+});
+
+test('the session plans the repair: which layers, what each reproduces, which are left, the bytes a sample holds', () => {
+  const plan = (model, options, matches, sizes) => {
+    const converted = lattice.convert(model, options);
+    const { session: id } = lattice.openRepairSession(model, converted.model);
+    try {
+      return lattice.repairSession(id, 'plan', [matches === undefined ? converted.report.matches : matches, sizes]);
+    } finally {
+      lattice.repairSession(id, 'close');
+    }
+  };
+  const sample = readFileSync(fixture('sample.onnx'));
+  const { layers, left, bytesPerSample } = plan(sample, {}, undefined, {});
+  assert.deepEqual(left, []);
+  assert.equal(layers.length, 14);
+  // The stem's stride-2 rewrite: the Conv at stride 1, its output reproduced through the pool.
+  const stem = layers[0];
+  assert.deepEqual({ node: stem.node, through: stem.through, unpooled: stem.unpooled, target: stem.target, rectified: stem.rectified },
+    { node: '/stem/stem.0/Conv', through: 'Relu → MaxPool', target: '/stem/stem.2/Relu_output_0', rectified: true,
+      unpooled: { kernel: [2, 2], strides: [2, 2], fine: [1, 8, 64, 64], tensor: '/stem/stem.1/BatchNormalization_output_0' } });
+  assert.equal(stem.rewritten, true);
+  assert.deepEqual(stem.weightShape, [8, 3, 3, 3]);
+  // An SPPF pool redrawn as a Conv reproduces the pool's output through its Relu; a fold alone
+  // rewrote nothing.
+  const sppf = layers.find((l) => l.node === '/sppf5/m/MaxPool.conv');
+  assert.deepEqual([sppf.through, sppf.target, sppf.rewritten], ['Relu', '/sppf5/m/MaxPool_output_0', true]);
+  const folded = layers.find((l) => l.node === '/sppf5/cv1/cv1.0/Conv');
+  assert.deepEqual([folded.rewritten, folded.match_id], [false, 'ConvBatchNormFoldPattern:/sppf5/cv1/cv1.0/Conv']);
+  assert.equal(bytesPerSample.layers.length, layers.length);
+  assert.deepEqual(bytesPerSample.layers[0], { input: 4 * 3 * 64 * 64, target: 4 * 8 * 32 * 32, originalTarget: 4 * 8 * 32 * 32 });
+  assert.ok(bytesPerSample.converted > bytesPerSample.original);
+  // Without the conversion's report every layer counts as rewritten.
+  assert.ok(plan(sample, {}, null, {}).layers.every((l) => l.rewritten && l.match_id === undefined));
+  // A dynamic model converted pinned matches at the samples' sizes, and only there.
+  const dynamic = readFileSync(fixture('detector_dynamic_hw.onnx'));
+  const pinned = { inputShapes: { input: [1, 3, 64, 64] } };
+  const sized = plan(dynamic, pinned, undefined, { input: [1, 3, 64, 64] });
+  assert.deepEqual([sized.layers.length, sized.left.length], [5, 0]);
+  const symbolic = plan(dynamic, pinned, undefined, {});
+  assert.deepEqual([symbolic.layers.length, symbolic.left.length], [0, 5]);
+  assert.match(symbolic.left[0].reason, /the original computes no tensor of the same name and shape/);
+  const refused = (fn, pattern) => assert.throws(fn, (e) => e.code === 'ERR_ONNX_LATTICE_OPTIONS' && pattern.test(e.message));
+  refused(() => plan(sample, {}, {}, {}), /matches must be an array, or null/);
+  refused(() => plan(sample, {}, [{ applied: true }], {}), /matches\[0\] must be an object \{id: string/);
+  refused(() => plan(sample, {}, [{ id: 'm', applied: true, new_nodes: 'c' }], {}), /matches\[0\].new_nodes must be an array of strings/);
+  refused(() => plan(sample, {}, null, { input: 'a' }), /sizes\['input'\] must be an array of numbers/);
 });
 
 test('fitLayer runs a 3x3 64 -> 64 layer on 16384 rows in seconds', () => {

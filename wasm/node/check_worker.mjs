@@ -164,14 +164,8 @@ try {
       const settled = modelFrom(module, { bytes }, 'repaired', settle);
       return { bytes: settled.bytes, report: settled.report, description: settled.description };
     };
-    // A dynamic model described at the samples' sizes (repair.mjs, atSampleSizes).
-    const describeAt = (bytes, shapes) => {
-      const described = module.describe(bytes, shapes);
-      if (typeof described !== 'string') throw codedError(`describing a model at the samples' sizes: ${described.error}`, described.code);
-      return JSON.parse(described);
-    };
     const everyCore = { ...ort, session: (bytes, externalData) => ort.session(bytes, externalData, { everyCore: true }) };
-    repaired = await repairModel(everyCore, { ...engine, settleFixedPoint, describeAt }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
+    repaired = await repairModel(everyCore, { ...engine, settleFixedPoint }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
     // The converted model as it was is checked on the same samples too: what the repair bought.
     if (repair.check) candidates.push({ ...candidates[0], label: UNREPAIRED });
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };

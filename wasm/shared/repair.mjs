@@ -1,12 +1,13 @@
 // Repair: after a Lattice conversion, every Conv and Gemm whose output the conversion changed is
 // refitted, in topological order, so that on the calibration samples its output matches the
 // original model's tensor, given the repaired model's own input to it (each fit sees the fits
-// before it). onnxruntime computes the activations; the fit (patches, normal equations, a
-// Cholesky solve) and the writing of the new weights are the converter's own compiled code
-// (core/repair), so Node and the page run the same. Both models are held in the module for the
-// whole repair (core/repair/session.h), which cuts them part by part: each layer's step runs only
-// the nodes between the tensors held and that layer, so the whole repair costs about one pass of
-// each model, not one per layer, and new weights go into the held model without a copy of it.
+// before it). onnxruntime computes the activations; which layers are refitted and what each
+// reproduces (the plan), the fit (patches, normal equations, a Cholesky solve) and the writing of
+// the new weights are the converter's own compiled code (core/repair), so Node and the page run
+// the same. Both models are held in the module for the whole repair (core/repair/session.h),
+// which cuts them part by part: each layer's step runs only the nodes between the tensors held and
+// that layer, so the whole repair costs about one pass of each model, not one per layer, and new
+// weights go into the held model without a copy of it.
 // One module for both shells, like check.mjs: it imports only check.mjs and range_fit.mjs and is
 // handed the runtime and the converter's module.
 import { CHECK_OPTIONS_ERROR, feedBatches, firstBeyondTolerance, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
@@ -26,112 +27,11 @@ export const ACTIVATION_BUDGET_BYTES = 4096 * 2 ** 20;
 // The original's tensors do not depend on the fits: one run gives the targets of the next layers
 // up to this many bytes (at least one layer's), which saves a session per layer on a small model.
 const TARGET_CHUNK_BYTES = 64 * 2 ** 20;
-// An elementwise activation a rewrite-made layer may sit behind while its target is the
-// activation's output (the SPPF chains: Conv → Relu writing the pool's output).
-const THROUGH = new Set(['Relu']);
 const FPQ_BIAS_PATTERN = 'FpqConvBiasIntoBatchNormPattern';
 // The end of the reason a layer kept by refitAbove gives.
 const KEPT_WITHIN = 'of the original\'s (refitAbove)';
 
 const optionsError = (message) => Object.assign(new Error(message), { code: CHECK_OPTIONS_ERROR });
-const fixed = (shape) => Array.isArray(shape) && shape.every((d) => typeof d === 'number' && d >= 0);
-// The same dims past axis 0 (the samples), a symbol counting as equal to itself, an unknown one
-// to nothing.
-const sameShape = (a, b) => Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((d, i) => i === 0 || (d !== '?' && d === b[i]));
-
-// The layers to refit and what each must reproduce: a Conv or Gemm of the converted model with
-// constant weights whose output the original computes too (same name, same shape), or whose only
-// reader is an activation whose output it does (a layer a rewrite created). Layers with no such
-// tensor are listed with the reason, so the report says what was left as converted.
-export function repairPlan(original, converted, conversion) {
-  const theirs = new Map();
-  for (const n of original.nodes) for (const o of n.outputs) if (o.name) theirs.set(o.name, o.shape);
-  const readers = new Map();
-  for (const n of converted.nodes) for (const i of n.inputs) if (i.name) readers.set(i.name, [...(readers.get(i.name) ?? []), n]);
-  const matchOf = new Map();
-  // The first match that made a node names it: a conversion pattern's, before the fold that
-  // folded its BatchNormalization into the same node.
-  for (const m of conversion?.matches ?? []) if (m.applied) for (const n of m.new_nodes) if (!matchOf.has(n)) matchOf.set(n, m);
-  // Without the conversion's report no layer is known to be as the original's.
-  const rewritten = (node) => !conversion || (matchOf.has(node) && !matchOf.get(node).numerically_equivalent);
-  const layers = [], left = [];
-  for (const node of converted.nodes) {
-    if (node.op !== 'Conv' && node.op !== 'Gemm') continue;
-    const [input, weight] = node.inputs;
-    const output = node.outputs[0];
-    const entry = {
-      node: node.name, op: node.op, input: input.name, rewritten: rewritten(node.name),
-      ...(matchOf.has(node.name) ? { match_id: matchOf.get(node.name).id } : {}),
-    };
-    if (!weight?.constant || !fixed(weight.shape)) { left.push({ ...entry, reason: 'its weights are not a constant of known shape' }); continue; }
-    // The tensor to reproduce: the layer's own output, or what the chain a rewrite made after it
-    // writes (chainAfter): its activation's, or the MaxPool's that does a stride-2 layer's
-    // downsampling. The same shape, or (past a pool the conversion made coarser) whole multiples
-    // of it in height and width.
-    const chain = chainAfter(node, readers, matchOf);
-    let target = null;
-    for (const step of [{ tensor: output, ops: [] }, ...chain]) {
-      const factors = sameShape(theirs.get(step.tensor.name), step.tensor.shape) ? null : coarser(theirs.get(step.tensor.name), step.tensor.shape);
-      if (factors === undefined || (step.pool && (factors || !fixed(output.shape)))) continue;
-      target = step.tensor.name;
-      if (step.ops.length) entry.through = step.ops.join(' → ');
-      if (factors) entry.pooled = factors;
-      if (step.pool) entry.unpooled = { kernel: step.pool.kernel, strides: step.pool.strides, fine: output.shape, tensor: step.pool.fitted.name };
-      break;
-    }
-    if (!target) { left.push({ ...entry, reason: 'the original computes no tensor of the same name and shape at its output, nor does the chain after it' }); continue; }
-    // A layer read only by a Relu: what it computes below zero is cut off anyway.
-    if (chain[0]?.ops.at(-1) === 'Relu') entry.rectified = true;
-    if (entry.through?.startsWith('BatchNormalization')) entry.throughBatchNorm = true;
-    layers.push({ ...entry, target, attributes: node.attributes, weightShape: weight.shape, hasBias: Boolean(node.inputs[2]?.name) });
-  }
-  return { layers, left };
-}
-
-// The chain after a layer that a rewrite made it part of, step by step: {tensor, ops} for each
-// tensor it writes, the ops from the layer to it. A BatchNormalization that alone reads the layer
-// (under FPQ, or with folding off, the original's trained one, or the fresh one a rewrite put
-// after a new Conv) is fitted through: the fit takes the layer and its per-channel map as one, and
-// the core takes the map out of the new weights (the session's setWeights, throughBatchNorm). An
-// elementwise activation (THROUGH) follows; and a stride-2 layer's rewrite ends with the MaxPool
-// that now downsamples (its `pool`: kernel and strides), whose output is the original's tensor on
-// the original's grid.
-function chainAfter(node, readers, matchOf) {
-  const sole = (tensor) => (readers.get(tensor.name) ?? []).length === 1 ? readers.get(tensor.name)[0] : null;
-  const ours = (n) => matchOf.has(node.name) && matchOf.get(n.name) === matchOf.get(node.name);
-  const steps = [], ops = [];
-  let tensor = node.outputs[0], next = sole(tensor);
-  if (next?.op === 'BatchNormalization') {
-    ops.push(next.op);
-    tensor = next.outputs[0];
-    next = sole(tensor);
-  }
-  // What the fit reproduces: the layer's output, or its BatchNormalization's.
-  const fitted = tensor;
-  if (next && THROUGH.has(next.op)) {
-    ops.push(next.op);
-    tensor = next.outputs[0];
-    steps.push({ tensor, ops: [...ops] });
-    next = sole(tensor);
-  }
-  if (next?.op === 'MaxPool' && ours(next)) {
-    const { kernel_shape: kernel, strides = [1, 1] } = next.attributes ?? {};
-    if (Array.isArray(kernel) && kernel.length === 2) {
-      ops.push(next.op);
-      steps.push({ tensor: next.outputs[0], ops: [...ops], pool: { kernel, strides, fitted } });
-    }
-  }
-  return steps;
-}
-
-// [fh, fw] when `theirs` is an NCHW tensor of the same channels whose height and width are whole
-// multiples (not both 1) of `mine`'s; undefined otherwise.
-function coarser(theirs, mine) {
-  if (!Array.isArray(theirs) || !Array.isArray(mine) || theirs.length !== 4 || mine.length !== 4) return undefined;
-  if (theirs[1] !== mine[1] || typeof mine[1] !== 'number') return undefined;
-  const [fh, fw] = [theirs[2] / mine[2], theirs[3] / mine[3]];
-  return Number.isInteger(fh) && Number.isInteger(fw) && fh >= 1 && fw >= 1 && fh * fw > 1 ? [fh, fw] : undefined;
-}
 
 // The original's tensor brought to the converted model's coarser grid: each fh×fw block's mean
 // (on the digits CNN, whose snapped MaxPool halves the SPPF block's grid, the mean gave 97.75 %
@@ -314,43 +214,6 @@ async function activations(runtime, session, which, externalData, batches, input
   };
 }
 
-// Per sample, the most bytes of activations a model's description has in flight at once: at each
-// node, the tensors it or a later node reads that it or an earlier node wrote (4 bytes an
-// element, a symbolic dimension as 1).
-function liveBytes(description) {
-  const size = (shape) => 4 * (Array.isArray(shape) ? shape.slice(1).reduce((a, b) => a * (typeof b === 'number' ? b : 1), 1) : 1);
-  const last = new Map();
-  description.nodes.forEach((n, i) => { for (const x of n.inputs) if (x.name) last.set(x.name, i); });
-  const ends = new Map();
-  let live = 0, peak = 0;
-  description.nodes.forEach((n, i) => {
-    for (const o of n.outputs) {
-      if (!o.name || !last.has(o.name) || last.get(o.name) <= i) continue;
-      live += size(o.shape);
-      ends.set(last.get(o.name), (ends.get(last.get(o.name)) ?? 0) + size(o.shape));
-    }
-    peak = Math.max(peak, live);
-    live -= ends.get(i) ?? 0;
-  });
-  return peak;
-}
-
-// A model whose inputs have dynamic dimensions described again at the samples' sizes (the
-// module's describeAt), so that its tensors' shapes are numbers: a dynamic original's tensors then
-// match a conversion pinned with --input-shape by value, and the memory estimate counts them.
-async function atSampleSizes(module, model, feeds) {
-  if (!module.describeAt || model.description.inputs.every((i) => fixed(i.shape))) return model;
-  const shapes = Object.fromEntries(model.description.inputs.filter((i) => feeds[i.name])
-    .map((i) => [i.name, [1, ...feeds[i.name].dims.slice(1)]]));
-  try {
-    return { ...model, description: await module.describeAt(model.bytes, shapes) };
-  } catch {
-    // A model that cannot be pinned to the samples' sizes is planned on its symbols: a layer
-    // whose tensors then do not match is listed as left, with the reason.
-    return model;
-  }
-}
-
 // Under FPQ, a dense layer (a head, whose rows no BatchNormalization of its own rescales) is fitted
 // within the weights the range fit can then scale its input for, up to its values' MSE-optimal
 // clip: the core names the values whose ranges decide that, they are measured as the range fit
@@ -370,7 +233,7 @@ async function fpqWeightBounds(runtime, module, model, conversion, batches, node
 
 // Refits the converted model's layers on `samples` ({feeds, samples, source, preprocessing?}).
 // `original` and `converted`: {bytes, externalData, description}; `module`: the converter's
-// (fitLayer, openRepairSession, repairSession, settleFixedPoint, fpqWeightBounds, describeAt; each
+// (fitLayer, openRepairSession, repairSession, settleFixedPoint, fpqWeightBounds; each
 // may return a promise: the page's are calls to the worker that holds the module). Returns
 // {bytes, report} with the repaired model's bytes.
 export async function repairModel(runtime, module, original, converted, conversion, samples, options = {}, onProgress = () => {}, signal) {
@@ -379,26 +242,30 @@ export async function repairModel(runtime, module, original, converted, conversi
   const tolerance = { rtol: options.rtol ?? 1e-4, atol: options.atol ?? 1e-5 };
   const started = performance.now();
   const batches = feedBatches(samples.feeds, [original, converted].flatMap((m) => m.description.inputs), samples.samples);
-  [original, converted] = await Promise.all([original, converted].map((m) => atSampleSizes(module, m, batches[0])));
-  const plan = repairPlan(original.description, converted.description, conversion);
-  const perSample = (tensor, model = converted) => 4 * shapeIn(model.description, tensor).slice(1).reduce((a, b) => a * (typeof b === 'number' ? b : 1), 1);
-  const layerBytes = Math.max(0, ...plan.layers.map((l) => perSample(l.input) + 3 * perSample(l.target)));
-  const heldBytes = samples.samples * (liveBytes(original.description) + liveBytes(converted.description) + layerBytes) + TARGET_CHUNK_BYTES;
-  if (heldBytes > ACTIVATION_BUDGET_BYTES) {
-    throw optionsError(`repairing on ${samples.samples} samples would hold ${Math.ceil(heldBytes / 2 ** 20)} MiB of activations ` +
-      `(at most ${ACTIVATION_BUDGET_BYTES / 2 ** 20} MiB): give fewer samples`);
-  }
   const timing = { runtime: 0 };
   const fpq = conversion?.options?.fixed_point === 'fpq';
   const inputsOf = (m) => m.description.inputs.map((i) => i.name);
-  const later = (index, key) => new Set(plan.layers.slice(index + 1).map((l) => l[key]));
-  // Both models held in the module for the whole repair (core/repair/session.h), which the
-  // parts are cut from and the new weights written into.
+  // Both models held in the module for the whole repair (core/repair/session.h), which plans it,
+  // cuts the parts and takes the new weights.
   const { session: id } = await module.openRepairSession(original.bytes, converted.bytes);
   const session = (method, ...args) => module.repairSession(id, method, args);
   const layers = [];
-  let bytes;
+  let bytes, plan;
   try {
+    // Which layers are refitted and what each reproduces, and which are left and why
+    // (core/repair/plan.h), both models described at one sample's sizes: a dynamic original's
+    // tensors then match a conversion pinned with --input-shape by value, and the memory estimate
+    // counts them. Without the conversion's report every layer counts as rewritten.
+    const sizes = Object.fromEntries(Object.entries(batches[0]).map(([name, t]) => [name, [1, ...t.dims.slice(1)]]));
+    plan = await session('plan', conversion ? conversion.matches ?? [] : null, sizes);
+    const perSample = plan.bytesPerSample;
+    const layerBytes = Math.max(0, ...perSample.layers.map((l) => l.input + 3 * l.target));
+    const heldBytes = samples.samples * (perSample.original + perSample.converted + layerBytes) + TARGET_CHUNK_BYTES;
+    if (heldBytes > ACTIVATION_BUDGET_BYTES) {
+      throw optionsError(`repairing on ${samples.samples} samples would hold ${Math.ceil(heldBytes / 2 ** 20)} MiB of activations ` +
+        `(at most ${ACTIVATION_BUDGET_BYTES / 2 ** 20} MiB): give fewer samples`);
+    }
+    const later = (index, key) => new Set(plan.layers.slice(index + 1).map((l) => l[key]));
     // The original's tensors do not depend on the fits: several layers' targets come from one run.
     const theirs = await activations(runtime, session, 'original', original.externalData ?? [], batches, inputsOf(original), later(-1, 'target'), timing);
     const mine = await activations(runtime, session, 'converted', converted.externalData ?? [], batches, inputsOf(converted), later(-1, 'input'), timing);
@@ -415,7 +282,7 @@ export async function repairModel(runtime, module, original, converted, conversi
       const ranBefore = timing.runtime;
       if (!theirs.has(layer.target)) {
         let chunk = 0;
-        const next = plan.layers.slice(index).filter((l, i) => i === 0 || (chunk += samples.samples * perSample(l.target, original)) <= TARGET_CHUNK_BYTES);
+        const next = plan.layers.slice(index).filter((l, i) => i === 0 || (chunk += samples.samples * perSample.layers[index + i].originalTarget) <= TARGET_CHUNK_BYTES);
         await theirs.run([...new Set(next.map((l) => l.target))]);
       }
       const given = (await theirs.run([layer.target]))(layer.target);
@@ -590,12 +457,4 @@ export function holdOut(samples, fit = 'the repair') {
   const kept = Math.max(1, samples.samples - Math.max(1, Math.floor(samples.samples / 4)));
   if (kept >= samples.samples) throw optionsError(`${samples.source}: one sample cannot be both fitted and held out: give --inputs for the check`);
   return [slice(samples, 0, kept, `${samples.source} [0, ${kept})`), { ...slice(samples, kept, samples.samples, `${samples.source} [${kept}, ${samples.samples}), held out from ${fit}`), heldOut: true }];
-}
-
-// A tensor's shape in a description (a node's output or a graph input); [] when unknown (a size
-// computed at run time), which the memory estimate counts as one element a sample.
-function shapeIn(description, tensor) {
-  const shape = description.nodes.flatMap((n) => n.outputs).find((o) => o.name === tensor)?.shape ??
-    description.inputs.find((i) => i.name === tensor)?.shape;
-  return Array.isArray(shape) ? shape : [];
 }
