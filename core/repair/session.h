@@ -1,7 +1,8 @@
 #pragma once
 // A repair's two models held between its steps: the original and the converted model are parsed
-// once; each step cuts the part of one of them that it runs (part_runs.h), new weights go into the
-// converted model in place (set_weights.h), and its bytes are written once, at the end. The
+// once; the repair is planned on them (plan.h), each step cuts the part of one of them that it
+// runs (part_runs.h), new weights go into the converted model in place (set_weights.h), and its
+// bytes are written once, at the end. The
 // JavaScript that drives it runs onnxruntime on the parts and the fits, and holds no model.
 #include <cstdint>
 #include <memory>
