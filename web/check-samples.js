@@ -6,9 +6,9 @@ import { unzipSync } from './fflate.mjs';
 import { dataError, readNpy } from './shared/npy.mjs';
 import { readNpz } from './shared/npz.mjs';
 import { imageBatch } from './shared/preprocess.mjs';
+import { isImage, kindOfName } from './shared/sample_files.mjs';
 import { concatSamples, labelsBesideImages, samplesForInputs } from './shared/samples.mjs';
 
-const IMAGE = /\.(png|jpe?g|webp)$/i;
 // The labels of .npy samples: a .npy of this name picked with them.
 const LABELS = 'labels.npy';
 
@@ -41,7 +41,10 @@ const bytesOf = async (file) => new Uint8Array(await file.arrayBuffer());
 // with optional labels (splitLabels).
 export async function readPicked(files, inputs, preprocessing) {
   const { labelsFile, data } = splitLabels(files);
-  const kinds = new Set(data.map((f) => (IMAGE.test(f.name) ? 'image' : f.name.toLowerCase().endsWith('.npz') ? 'npz' : 'npy')));
+  // By name (shared/sample_files.mjs); a file of no known kind is read as a .npy, whose reader
+  // says what it looks like.
+  const grouped = (kind) => (isImage(kind) ? 'image' : kind === 'npz' ? 'npz' : 'npy');
+  const kinds = new Set(data.map((f) => grouped(kindOfName(f.name))));
   if (!data.length) throw dataError(LABELS, 'labels alone: pick the samples with them');
   if (kinds.size > 1) throw dataError(data[0].name, `the samples mix ${[...kinds].join(' and ')} files: pick one kind (with images, one .npy: their labels)`);
   const labels = labelsFile ? { ...readNpy(await bytesOf(labelsFile), labelsFile.name), source: labelsFile.name } : undefined;

@@ -14,6 +14,7 @@ import { fromHalf, toHalf } from '../../wasm/shared/half.mjs';
 import { DATA_ERROR, readNpy } from '../../wasm/shared/npy.mjs';
 import { readNpz } from '../../wasm/shared/npz.mjs';
 import { PREPROCESSING_DEFAULTS, imageLayout, imageTensor, validatePreprocessing } from '../../wasm/shared/preprocess.mjs';
+import { isImage, kindOfBytes, kindOfName } from '../../wasm/shared/sample_files.mjs';
 import { concatSamples, samplesForInputs } from '../../wasm/shared/samples.mjs';
 import { decodeImage, readSamples } from '../../wasm/node/samples_node.mjs';
 import { FIXTURES, scratch } from './helpers.mjs';
@@ -432,4 +433,27 @@ test('fuzz: mutated and truncated .npy and .npz files give a result or a data er
   }
   assert.ok(runs >= 500, `only ${runs} runs in 5 s`);
   assert.ok(outcomes.refused > 0 && outcomes.ok > 0, JSON.stringify(outcomes));
+});
+
+test('one table of sample files: numpy\'s and Pillow\'s files are known by their first bytes and by their names alike', () => {
+  const dir = scratch();
+  const made = spawnSync('/usr/bin/python3', ['-c', `
+import numpy as np, sys
+from PIL import Image
+d = sys.argv[1]
+np.save(d + '/a.npy', np.zeros((2, 3), np.float32))
+np.savez(d + '/b.npz', x=np.ones(4, np.float32))
+np.savez_compressed(d + '/c.npz', x=np.ones(4, np.float32))
+img = Image.new('RGB', (8, 8), (10, 200, 30))
+img.save(d + '/d.png'); img.save(d + '/e.jpg'); img.save(d + '/f.JPEG'); img.save(d + '/g.webp')
+`, dir], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  const expected = { 'a.npy': 'npy', 'b.npz': 'npz', 'c.npz': 'npz', 'd.png': 'png', 'e.jpg': 'jpeg', 'f.JPEG': 'jpeg', 'g.webp': 'webp' };
+  for (const [name, kind] of Object.entries(expected)) {
+    assert.equal(kindOfBytes(readFileSync(join(dir, name))), kind, `${name} by its bytes`);
+    assert.equal(kindOfName(name), kind, `${name} by its name`);
+    assert.equal(isImage(kind), !['npy', 'npz'].includes(kind));
+  }
+  assert.equal(kindOfBytes(new TextEncoder().encode('not a sample file')), null);
+  assert.equal(kindOfName('model.onnx'), null);
 });

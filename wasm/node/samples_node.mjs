@@ -3,7 +3,7 @@
 // decoding images is the Node side's; everything after the decoded pixels or the file's bytes is
 // shared with the page.
 import { readFile, readdir, stat } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { basename, join } from 'node:path';
 
 import { unzipSync } from 'fflate';
 import jpeg from 'jpeg-js';
@@ -12,23 +12,11 @@ import { PNG } from 'pngjs';
 import { DEFAULT_MAX_BYTES, dataError, firstBytes, readNpy } from '../shared/npy.mjs';
 import { readNpz } from '../shared/npz.mjs';
 import { imageBatch } from '../shared/preprocess.mjs';
+import { isImage, kindOfBytes, kindOfName } from '../shared/sample_files.mjs';
 import { arraysFromTensors, concatSamples, labelsBesideImages, labelsFromValues, samplesForInputs } from '../shared/samples.mjs';
 
 // Decoded images are refused over 100 megapixels (jpeg-js's own default), before decoding.
 export const MAX_IMAGE_PIXELS = 100e6;
-
-const starts = (bytes, ...sig) => bytes.length >= sig.length && sig.every((b, i) => b === null || bytes[i] === b);
-const ascii = (text) => [...text].map((c) => c.charCodeAt(0));
-
-// What a file is, by its first bytes: 'npy', 'npz', 'png', 'jpeg', 'webp' or null.
-export function sniff(bytes) {
-  if (starts(bytes, 0x93, ...ascii('NUMPY'))) return 'npy';
-  if (starts(bytes, ...ascii('PK'), 3, 4) || starts(bytes, ...ascii('PK'), 5, 6)) return 'npz';
-  if (starts(bytes, 0x89, ...ascii('PNG'), 0x0d, 0x0a, 0x1a, 0x0a)) return 'png';
-  if (starts(bytes, 0xff, 0xd8, 0xff)) return 'jpeg';
-  if (starts(bytes, ...ascii('RIFF'), null, null, null, null, ...ascii('WEBP'))) return 'webp';
-  return null;
-}
 
 const webpError = (name) => dataError(name, 'a WebP image: the Node side reads PNG and JPEG (there is no well-kept ' +
   'pure-JavaScript WebP decoder); convert it to PNG, or use the page, which reads WebP');
@@ -55,6 +43,8 @@ function jpegSize(bytes) {
   }
   return null;
 }
+
+const starts = (bytes, ...signature) => bytes.length >= signature.length && signature.every((b, i) => bytes[i] === b);
 
 // EXIF orientation (1…8) from jpeg-js's exifBuffer (which starts one byte into 'Exif\0\0' on some
 // versions, hence the search for the TIFF header); 1 when absent or unreadable.
@@ -103,7 +93,7 @@ function orient(rgba, orientation) {
 
 // {width, height, data: RGBA bytes} of a PNG or JPEG, refused over MAX_IMAGE_PIXELS before decoding.
 export function decodeImage(bytes, name) {
-  const kind = sniff(bytes);
+  const kind = kindOfBytes(bytes);
   if (kind === 'webp') throw webpError(name);
   if (kind === 'png') {
     const ihdr = bytes.length >= 24 && String.fromCharCode(...bytes.subarray(12, 16)) === 'IHDR';
@@ -140,8 +130,6 @@ export function decodeImage(bytes, name) {
 // A .npy's one array, under the key null (samplesForInputs feeds it to the only input).
 const npyArrays = (bytes, name, maxBytes) => new Map([[null, readNpy(bytes, name, { maxBytes })]]);
 
-const IMAGE_KINDS = new Set(['png', 'jpeg', 'webp']);
-const EXTENSION_KIND = { '.npy': 'npy', '.npz': 'npz', '.png': 'png', '.jpg': 'jpeg', '.jpeg': 'jpeg', '.webp': 'webp' };
 
 // A folder: .npy files joined along axis 0, or images, in name order (code-unit order: zero-pad
 // numbered names). Hidden files (.DS_Store) are skipped; anything else is an error.
@@ -155,13 +143,13 @@ async function readFolder(dir, inputs, preprocessing, maxBytes) {
   }
   names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (!names.length) throw dataError(folder, 'no files');
-  const kinds = names.map((n) => EXTENSION_KIND[extname(n).toLowerCase()]);
+  const kinds = names.map(kindOfName);
   names.forEach((n, i) => {
     if (!kinds[i]) throw dataError(`${folder}${n}`, 'neither a .npy file nor a PNG or JPEG image');
     if (kinds[i] === 'npz') throw dataError(`${folder}${n}`, 'an .npz in a folder: a folder holds .npy files or images; give the .npz itself');
     if (kinds[i] === 'webp') throw webpError(`${folder}${n}`);
   });
-  const images = kinds.filter((k) => IMAGE_KINDS.has(k)).length;
+  const images = kinds.filter((k) => isImage(k)).length;
   // Images with one .npy: their labels (samples.mjs, labelsBesideImages).
   let labels;
   const at = labelsBesideImages(names);
@@ -172,7 +160,7 @@ async function readFolder(dir, inputs, preprocessing, maxBytes) {
   }
   if (images && images < names.length) {
     throw dataError(folder, `mixes .npy files (${names.find((n, i) => kinds[i] === 'npy')}) and images ` +
-      `(${names.find((n, i) => IMAGE_KINDS.has(kinds[i]))}): use one kind`);
+      `(${names.find((n, i) => isImage(kinds[i]))}): use one kind`);
   }
   if (!images) {
     const list = [];
@@ -184,7 +172,7 @@ async function readFolder(dir, inputs, preprocessing, maxBytes) {
   const counts = {};
   for (const n of names) {
     const bytes = await readFile(join(dir, n));
-    const kind = sniff(bytes);
+    const kind = kindOfBytes(bytes);
     batch.add(decodeImage(bytes, `${folder}${n}`), `${folder}${n}`);
     counts[kind] = (counts[kind] ?? 0) + 1;
   }
@@ -194,11 +182,11 @@ async function readFolder(dir, inputs, preprocessing, maxBytes) {
 
 // A file or the bytes given: arrays, or an image as one sample.
 function readBytes(bytes, name, inputs, preprocessing, maxBytes) {
-  const kind = sniff(bytes);
+  const kind = kindOfBytes(bytes);
   if (kind === 'npz') return { arrays: readNpz(bytes, name, unzipSync, { maxBytes }), source: name };
   // A file named .npy that is not one: readNpy says what it looks like.
   if (kind === 'npy' || name.toLowerCase().endsWith('.npy')) return { arrays: npyArrays(bytes, name, maxBytes), source: name };
-  if (IMAGE_KINDS.has(kind)) {
+  if (isImage(kind)) {
     const batch = imageBatch(inputs, preprocessing, { count: 1, maxBytes, source: name });
     batch.add(decodeImage(bytes, name), name);
     return { ...batch.finish(), source: name };

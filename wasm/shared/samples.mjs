@@ -4,6 +4,7 @@
 // nothing but its sibling modules: the Node package and the page share it.
 import { fromHalf, toHalf } from './half.mjs';
 import { DEFAULT_MAX_BYTES, NUMPY_NAME, TYPED_ARRAY, dataError } from './npy.mjs';
+import { isImage, kindOfName } from './sample_files.mjs';
 
 // ONNX element type -> onnxruntime's tensor type name (check.mjs's ELEMENT).
 const ORT_TYPE = {
@@ -131,10 +132,9 @@ function assign(arrays, inputs, source) {
 // Where the labels are among files named `names` (picked, dropped or in one folder) that are
 // images but for one: that one, when it is a .npy, under any name (images have no other use for
 // one); -1 otherwise. Node's folders and the page's picks read labels by this one rule.
-const IMAGE_NAME = /\.(png|jpe?g|webp)$/i;
 export function labelsBesideImages(names) {
-  const others = names.flatMap((n, i) => (IMAGE_NAME.test(n) ? [] : [i]));
-  return others.length === 1 && names.length > 1 && /\.npy$/i.test(names[others[0]]) ? others[0] : -1;
+  const others = names.flatMap((n, i) => (isImage(kindOfName(n)) ? [] : [i]));
+  return others.length === 1 && names.length > 1 && kindOfName(names[others[0]]) === 'npy' ? others[0] : -1;
 }
 
 // The class labels: a 1-D array of `samples` integers (integer-valued floats accepted) as Int32Array.
