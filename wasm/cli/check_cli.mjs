@@ -62,7 +62,7 @@ function stagedFiles(request, host) {
   const discard = () => { for (const f of staged) rmSync(f.temporary, { force: true }); };
   return {
     model, report,
-    candidate: { path: model.temporary, dataPaths: data ? { [request.data_location]: data.temporary } : {} },
+    candidate: model && { path: model.temporary, dataPaths: data ? { [request.data_location]: data.temporary } : {} },
     // First in the order, so that a twin that cannot be placed leaves the others unplaced too.
     stage(path, content) {
       const temporary = `${path}.tmp-${randomBytes(4).toString('hex')}`;
@@ -71,6 +71,7 @@ function stagedFiles(request, host) {
     },
     discard,
     place() {
+      if (!staged.length) return;
       const failed = host.placeStaged(staged);
       if (failed) throw codedError(failed, 'ERR_ONNX_LATTICE_IO');
     },
