@@ -157,12 +157,25 @@ export async function runCheckRequest(request, host) {
     const rangeFit = request.range_fit ? { calibration: request.range_fit.calibration } : undefined;
     const files = stagedFiles(request, host);
     const reported = request.check || repair || rangeFit;
+    const discarded = (e) => {
+      files.discard();
+      return Object.assign(e, { message: `${e.message} (nothing was written)` });
+    };
     let result = {}, models = null;
     try {
-      if (request.check || repair || rangeFit) {
+      if (reported) {
         result = await runCheck({ original: request.original, candidate: files.candidate, twin: request.check, repair, rangeFit },
           { ...options, conversion });
       }
+    } catch (e) {
+      // Without its repair or range fit the converted model is not what was asked for, and a
+      // usage error is the caller's to correct before anything is written: nothing is. A check
+      // alone that could not run leaves the conversion's files, as converted.
+      if (repair || rangeFit || isUsage(e)) throw discarded(e);
+      files.place();
+      throw e;
+    }
+    try {
       // The repaired model replaces the converted one whole, as the report does; likewise the
       // range-fitted model (made from the repaired one, if any), with the fit analysis of what is
       // written.
@@ -192,8 +205,7 @@ export async function runCheckRequest(request, host) {
       // Without a check or a repair the report is the conversion's, as the core wrote it.
       if (reported && request.report_path) writeReport(request.report_path === '-' ? '-' : files.report.temporary, conversion, host.out);
     } catch (e) {
-      files.discard();
-      throw Object.assign(e, { message: `${e.message} (nothing was written)` });
+      throw discarded(e);
     }
     files.place();
     if (!reported) return EXIT.ok;
