@@ -294,15 +294,9 @@ val plan(const val& model, const val& opts) {
 }
 
 // The graph description (core/describe.h) as a JSON string, or {error}.
-// `shapes`, when given: {NAME: dims}, the sizes every shape is described at (inputShapes).
-val describe(const val& u8, const val& shapes) {
-  lattice::Options pinned;
-  if (!shapes.isUndefined()) {
-    if (auto status = input_shapes(shapes, pinned); !status) return failure(status.error());
-  }
+val describe(const val& u8) {
   std::string bytes = copy_in(u8);
-  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
-                                             pinned.input_shapes);
+  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, {});
   if (!description) return failure(description.error());
   return val(description->dump(false));
 }
@@ -437,8 +431,8 @@ int run_cli(const val& args, const val& host) {
   return lattice::run_cli(emscripten::vecFromJSArray<std::string>(args), js_host);
 }
 
-// The Node CLI's staged files ({temporary, resolved, path}, in order: the core's, then the twin
-// its check wrote) renamed into place by the core's rule (core/cli/files.h, place_together).
+// The Node CLI's staged files ({temporary, resolved, path}, in the order they are placed in: the
+// twin its check wrote, then the core's model, data file and report) renamed into place by the core's rule (core/cli/files.h, place_together).
 // "" when all are in place, else what failed (the rest removed).
 std::string place_staged(const val& staged, const val& host) {
   std::vector<lattice::StagedFile> files;

@@ -65,7 +65,7 @@ function converterOn(port) {
     repairSession: (session, method, args) => rpc('repairSession', [session, method, args]),
     settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
     // Copies: the repair goes on with these bytes.
-    describeAt: (bytes, shapes) => rpc('describeAt', [bytes, shapes]),
+    describe: (bytes) => rpc('describe', [bytes]),
     fpqWeightBounds: (bytes, node, ranges, clips) => rpc('fpqWeightBounds', [bytes, node, ranges, clips]),
     // FPQ's range fit given the measured ranges (shared/range_fit.mjs, engine.settle; a promise, as every
     // call here): a copy, as the fit goes on with the model before it; the fitted model is
@@ -135,7 +135,7 @@ async function check(data) {
       if (fit) {
         const { fitRanges } = await import('./shared/range_fit.mjs');
         // A repaired model is described anew: its new biases' BatchNormalizations renamed its convs' outputs.
-        const model = repaired ? { ...candidate, description: await converter.describeAt(candidate.bytes) } : candidate;
+        const model = repaired ? { ...candidate, description: await converter.describe(candidate.bytes) } : candidate;
         fitted = await fitRanges(runtime, converter, model, data.conversion, fit, post);
         Object.assign(candidate, { bytes: fitted.bytes, description: fitted.description });
       } else {

@@ -79,7 +79,7 @@ export interface ToPort {
   fpqWeightBounds: Call;
   fpqTwin: Call;
   settleFixedPoint: Call;
-  describeAt: Call;
+  describe: Call;
 }
 interface Call { id: number; args: unknown[] }
 

@@ -13,7 +13,7 @@ self.pageMessages = (() => {
     toLayout: channel(['layout']),  // graph.js to layout-worker.js
     fromLayout: channel(['laidOut']),
     // The check's worker to repair-server.js, in worker.js: a kind a call.
-    toPort: channel(['fitLayer', 'openRepairSession', 'repairSession', 'fpqWeightBounds', 'fpqTwin', 'settleFixedPoint', 'describeAt']),
+    toPort: channel(['fitLayer', 'openRepairSession', 'repairSession', 'fpqWeightBounds', 'fpqTwin', 'settleFixedPoint', 'describe']),
     fromPort: channel(['answer']),
     receive(channel, data, handlers, unknown) {
       const kind = data?.type;

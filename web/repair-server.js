@@ -3,7 +3,7 @@
 // fitLayer is the fit module's (onnx_lattice_fit, no protobuf in it), the repair session and
 // fpqWeightBounds the repair's (onnx_lattice_repair, loaded with the fit), fpqTwin the FPQ twin's
 // (onnx_lattice_fpq, loaded on
-// the first twin); the converter's own calls (settleFixedPoint under FPQ, describeAt) are handed in
+// the first twin); the converter's own calls (settleFixedPoint under FPQ, describe) are handed in
 // by the worker. Its messages are messages.js's toPort (a kind a call) and fromPort (the answers).
 /* global OnnxLatticeFit, OnnxLatticeFitMt, OnnxLatticeFpq, OnnxLatticeRepair, importScripts, pageMessages */
 let fitModule = null, fpqModule = null, repairModule = null;
@@ -55,7 +55,7 @@ self.serveRepair = (port, converter, { repair = false } = {}) => {
     repairSession: ({ id, args }) => answer(id, async () => (await repairLoaded()).repairSession(...args)),
     fpqWeightBounds: ({ id, args }) => answer(id, async () => (await repairLoaded()).fpqWeightBounds(...args)),
     settleFixedPoint: ({ id, args }) => answer(id, () => converter.settleFixedPoint(...args)),
-    describeAt: ({ id, args }) => answer(id, () => converter.describeAt(...args)),
+    describe: ({ id, args }) => answer(id, () => converter.describe(...args)),
   };
   port.onmessage = ({ data }) => receive(toPort, data, handlers, (said) => answer(data?.id, () => { throw new Error(`the converter's port got an ${said}`); }));
 };

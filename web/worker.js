@@ -126,10 +126,9 @@ async function settleFixedPoint(bytes, options) {
   return { bytes: settled, report: JSON.parse(result.report), ...(result.description ? { description: JSON.parse(result.description) } : {}) };
 }
 
-// A model described (check-worker.js: a repaired model before its range fit), at the given sizes
-// when there are any: a dynamic one's shapes as numbers.
-function describeAt(bytes, shapes) {
-  const described = guarded(() => converter.module.describe(bytes, shapes));
+// A model described (check-worker.js: a repaired model before its range fit).
+function describe(bytes) {
+  const described = guarded(() => converter.module.describe(bytes));
   if (typeof described !== 'string') throw new Error(described.error);
   return JSON.parse(described);
 }
@@ -139,7 +138,7 @@ const handlers = (received) => ({
   repairPort: ({ port, repair }) => {
     // Loaded on the first repair or FPQ twin: none of it weighs on the page's first load.
     if (!self.serveRepair) importScripts('repair-server.js');
-    self.serveRepair(port, { settleFixedPoint, describeAt }, { repair });
+    self.serveRepair(port, { settleFixedPoint, describe }, { repair });
   },
   load: ({ model, name, files, options }) => {
     Object.assign(converter, { input: model, modelName: name, files: new Map(Object.entries(files ?? {})) });

@@ -384,12 +384,15 @@ class Runner {
       Json request = check_request("convert", cmd_.job.input, result->output, cmd_.check, cmd_.job.options,
                                    cmd_.job.report_path, &full, cmd_.json);
       // The host runs the staged files, rewrites them, and places them all or none.
-      Json staged = Json::array();
-      for (const auto& f : result->staged) {
-        staged.push(Json::object().set("temporary", f.temporary).set("resolved", f.resolved).set("path", f.path));
+      if (const auto& staged = result->staged) {
+        auto file = [](const StagedFile& f) {
+          return Json::object().set("temporary", f.temporary).set("resolved", f.resolved).set("path", f.path);
+        };
+        Json files = Json::object().set("model", file(staged->model));
+        if (staged->data) files.set("data", file(*staged->data).set("location", staged->data_location));
+        if (staged->report) files.set("report", file(*staged->report));
+        request.set("staged", std::move(files));
       }
-      request.set("staged", std::move(staged)).set("data_location", result->data_location)
-          .set("staged_report", result->staged_report);
       host_.request_check(request.dump(false));
     }
     if (!cmd_.check.runs_models() && (cmd_.job.report_path == "-" || cmd_.json)) host_.out(result->report_json);

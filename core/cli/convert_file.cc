@@ -206,9 +206,15 @@ Result<FileResult> convert_file(const FileJob& job, Host& host, const FileProgre
   if (job.staged) {
     auto staged = stage_together(host, outputs);
     if (!staged) return staged.error();
-    out.staged = std::move(staged).value();
-    if (data_to) out.data_location = call.data_file;
-    out.staged_report = destinations.size() > 1;
+    // In the order of `outputs`: the model, its data file, the report.
+    auto next = staged->begin();
+    FileResult::Staged files{*next++, std::nullopt, "", std::nullopt};
+    if (data_to) {
+      files.data = *next++;
+      files.data_location = call.data_file;
+    }
+    if (destinations.size() > 1) files.report = *next++;
+    out.staged = std::move(files);
     return out;
   }
   if (auto written = write_together(host, outputs); !written) return written.error();

@@ -5,6 +5,7 @@
 // nothing, and its errors carry their kind (ErrorKind::kIO with the file and errno for a file
 // that cannot be read or written) for each caller to show in its own way.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,15 @@ struct FileResult {
   std::string report_json;
   std::string output;              // the model's path as given or defaulted; "" for a dry run
   std::vector<std::string> files;  // the files written, the model first (none for "-" or a dry run)
-  // With FileJob::staged, in place of `files`: the model's, then its data file's (named
-  // `data_location` in the model) and the report's, under their temporary names.
-  std::vector<StagedFile> staged;
-  std::string data_location;
-  bool staged_report = false;
+  // With FileJob::staged, in place of `files`: each file under its temporary name, to be placed in
+  // this order.
+  struct Staged {
+    StagedFile model;
+    std::optional<StagedFile> data;  // named `data_location` in the model
+    std::string data_location;
+    std::optional<StagedFile> report;
+  };
+  std::optional<Staged> staged;
 };
 
 // Beside the input, named as every shell names a converted model (core/output_name.h), the

@@ -1,7 +1,7 @@
 #pragma once
 // Tensor data a pattern defines but does not hold: a fold's weights are computed from the layer's
-// weights each time they are needed -- once to check them, once as the model is written, block by
-// block straight into the output -- so a conversion never holds the folded model in memory, and
+// weights each time they are needed -- as the model is written, block by block straight into the
+// output -- so a conversion never holds the folded model in memory, and
 // the bytes it writes were computed an instant before (hot in the cache, no page faults on large
 // new buffers: holding them cost the native CLI half its time).
 #include <cstdint>

@@ -315,6 +315,58 @@ Status MappedValues::run(ExternalData& input, const ByteSink* sink, std::optiona
   });
 }
 
+Result<double> largest_magnitude(const Deferred& bytes, int32_t data_type, ExternalData& input) {
+  // An IEEE value's magnitude orders as its bits without the sign, NaN above infinity above every
+  // finite value: the largest is an integer maximum, which the compiler vectorises.
+  auto largest = [&](auto bits_tag) -> Result<double> {
+    using Bits = decltype(bits_tag);
+    constexpr Bits kMagnitude = std::numeric_limits<Bits>::max() >> 1;  // all but the sign
+    Bits top = 0;
+    size_t carried = 0;  // bytes of an element split between two chunks
+    char partial[sizeof(Bits)];
+    auto read = bytes.write(input, [&](std::string_view chunk) {
+      if (carried > 0) {
+        size_t take = std::min(chunk.size(), sizeof(Bits) - carried);
+        std::memcpy(partial + carried, chunk.data(), take);
+        carried += take;
+        chunk.remove_prefix(take);
+        if (carried < sizeof(Bits)) return ok_status();
+        Bits b;
+        std::memcpy(&b, partial, sizeof b);
+        top = std::max<Bits>(top, b & kMagnitude);
+        carried = 0;
+      }
+      const size_t whole = chunk.size() / sizeof(Bits);
+      Bits chunk_top = 0;
+      for (size_t i = 0; i < whole; ++i) {
+        Bits b;
+        std::memcpy(&b, chunk.data() + i * sizeof(Bits), sizeof b);
+        chunk_top = std::max<Bits>(chunk_top, b & kMagnitude);
+      }
+      top = std::max(top, chunk_top);
+      carried = chunk.size() - whole * sizeof(Bits);
+      std::memcpy(partial, chunk.data() + whole * sizeof(Bits), carried);
+      return ok_status();
+    });
+    if (!read) return read.error();
+    if (carried != 0) return error("the data does not hold whole elements");
+    if constexpr (sizeof(Bits) == 2) {
+      return static_cast<double>(half_to_float(top));
+    } else if constexpr (sizeof(Bits) == 4) {
+      float v;
+      std::memcpy(&v, &top, sizeof v);
+      return static_cast<double>(v);
+    } else {
+      double v;
+      std::memcpy(&v, &top, sizeof v);
+      return v;
+    }
+  };
+  if (data_type == TensorProto::DOUBLE) return largest(uint64_t{});
+  if (data_type == TensorProto::FLOAT16) return largest(uint16_t{});
+  return largest(uint32_t{});
+}
+
 Status MappedValues::write(ExternalData& input, const ByteSink& sink) const { return run(input, &sink, nullptr); }
 
 Status scan_values(const TensorProto& tensor, std::string_view what, ExternalData* data, BlockMap fn) {

@@ -71,6 +71,11 @@ class MappedValues final : public Deferred {
   BlockMap fn_;
 };
 
+// The largest magnitude among the stored values of a float type `data_type` in `bytes` (NaN if one
+// is NaN, infinity if one is infinite; 0 for none): one pass comparing the stored bits as integers,
+// where they lie, with no widening -- cheap enough to bound a fold's values before computing them.
+Result<double> largest_magnitude(const Deferred& bytes, int32_t data_type, ExternalData& input);
+
 // Gives fn the values of a float tensor block by block (as MappedValues, whose `values` it may
 // read and need not change), reading them where they lie: an analysis over every weight of a
 // model that never holds more than a block of it.

@@ -420,6 +420,48 @@ TEST_CASE("a mapped value is unrepresentable exactly from where rounding to its 
   }
 }
 
+TEST_CASE("the largest stored magnitude is read from the bits, in each float type, however the bytes are chunked") {
+  // Bytes handed over `step` at a time, so elements are split between chunks.
+  struct Chunked final : Deferred {
+    Chunked(std::string b, size_t s) : bytes(std::move(b)), step(s) {}
+    std::string bytes;
+    size_t step;
+    uint64_t length() const override { return bytes.size(); }
+    Status write(ExternalData&, const ByteSink& sink) const override {
+      for (size_t at = 0; at < bytes.size(); at += step) {
+        if (auto s = sink(std::string_view(bytes).substr(at, step)); !s) return s;
+      }
+      return ok_status();
+    }
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int32_t type : {onnx::TensorProto::FLOAT, onnx::TensorProto::FLOAT16, onnx::TensorProto::DOUBLE}) {
+    for (const auto& [values, largest] : {std::pair{std::vector<double>{0.5, -3.5, 2.0, -0.0}, 3.5},
+                                          std::pair{std::vector<double>{1.0, -inf, 2.0}, inf},
+                                          std::pair{std::vector<double>{-0.0}, 0.0},
+                                          std::pair{std::vector<double>{}, 0.0}}) {
+      for (size_t step : {1, 3, 5, 8, 1000}) {
+        CAPTURE(type, values, step);
+        NoFiles none;
+        auto found = largest_magnitude(Chunked(make_tensor("t", type, {static_cast<int64_t>(values.size())},
+                                                               values).raw_data(), step),
+                                       type, none);
+        REQUIRE(found);
+        CHECK(*found == largest);
+        auto with_nan = values;
+        with_nan.insert(with_nan.begin(), -std::nan(""));
+        auto nan = largest_magnitude(Chunked(make_tensor("t", type, {static_cast<int64_t>(with_nan.size())},
+                                                             with_nan).raw_data(), step),
+                                     type, none);
+        REQUIRE(nan);
+        CHECK(std::isnan(*nan));
+      }
+    }
+    NoFiles none;
+    CHECK_FALSE(largest_magnitude(Chunked(std::string(3, '\0'), 2), type, none));  // not whole elements
+  }
+}
+
 TEST_CASE("double to half precision rounds once to nearest even") {
   CHECK(double_to_half(1.0) == 0x3c00);
   CHECK(half_to_float(0x3c00) == 1.0f);

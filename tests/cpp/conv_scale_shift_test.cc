@@ -2,6 +2,9 @@
 // with the broadcast checked exactly.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "converted.h"
 #include "core/onnx/tensor_values.h"
 
@@ -53,6 +56,19 @@ TEST_CASE("a scalar scale folds into every channel") {
   REQUIRE(report.matches.size() == 1);
   CHECK(report.matches[0].applied);
   CHECK(test::initializer_values(out, out.graph().node(0).input(1)) == std::vector<double>{2, 4, 6, 8});
+}
+
+TEST_CASE("a scale that is not finite refuses the fold, naming the value it would give") {
+  // Each weight is finite and small, so only the scale can tell: NaN in one channel (the folded
+  // bias is NaN too), infinity in the other (its weights and bias infinite).
+  for (auto [scale, value] : {std::pair{std::vector<float>{1, std::nanf("")}, "nan"},
+                              std::pair{std::vector<float>{std::numeric_limits<float>::infinity(), 1}, "inf"}}) {
+    auto [out, report] = fold_only(chain({1, 2, 1, 1}, scale).SerializeAsString());
+    REQUIRE(report.matches.size() == 1);
+    CHECK_FALSE(report.matches[0].applied);
+    CHECK_THAT(report.matches[0].reason, Contains(std::string("would give the value ") + value));
+    CHECK(out.graph().node_size() == 3);
+  }
 }
 
 TEST_CASE("a constant broadcasting along another axis than the channels is not matched") {

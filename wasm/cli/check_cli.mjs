@@ -48,22 +48,20 @@ export function formatCheck(check, original, candidate) {
   return `${lines.join('\n')}\n`;
 }
 
-// The conversion's files as the core staged them (core/cli/files.h, stage_together): the model
-// first, its data file, the report; each under a temporary name beside where it goes. The
-// candidate the check runs is the staged model with its staged data file, whatever an older
-// conversion left under the data file's own name. `stage` adds a file of the host's own (the FPQ
-// twin); `place` has the core rename them all into place (`host.placeStaged`), `discard` removes
-// them.
+// The conversion's files as the core staged them (core/cli/files.h, stage_together; the request's
+// `staged`: the model, its data file, the report), each under a temporary name beside where it
+// goes. The candidate the check runs is the staged model with its staged data file, whatever an
+// older conversion left under the data file's own name. `stage` adds a file of the host's own (the
+// FPQ twin); `place` has the core rename them all into place (`host.placeStaged`), `discard`
+// removes them.
 function stagedFiles(request, host) {
-  const staged = [...(request.staged ?? [])];
-  const [model] = staged;
-  const data = request.data_location ? staged[1] : undefined;
-  const report = request.staged_report ? staged.at(-1) : undefined;
+  const { model, data, report } = request.staged ?? {};
+  // The twin first, so that a twin that cannot be placed leaves the others unplaced too.
+  const staged = [model, data, report].filter(Boolean);
   const discard = () => { for (const f of staged) rmSync(f.temporary, { force: true }); };
   return {
     model, report,
-    candidate: model && { path: model.temporary, dataPaths: data ? { [request.data_location]: data.temporary } : {} },
-    // First in the order, so that a twin that cannot be placed leaves the others unplaced too.
+    candidate: model && { path: model.temporary, dataPaths: data ? { [data.location]: data.temporary } : {} },
     stage(path, content) {
       const temporary = `${path}.tmp-${randomBytes(4).toString('hex')}`;
       staged.unshift({ temporary, resolved: path, path });

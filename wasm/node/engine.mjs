@@ -175,7 +175,7 @@ export async function createEngine({ host = fsHost, fit = true } = {}) {
       const unknown = Object.keys(rest ?? {}).filter((key) => rest[key] !== undefined);
       if (unknown.length) throw optionsError(`unknown option '${unknown[0]}' (describe takes onProgress, and signal in the asynchronous converter)`);
       onProgress?.({ stage: 'parse', fraction: 0 });
-      const result = guard(state, () => module.describe(input, undefined));
+      const result = guard(state, () => module.describe(input));
       if (typeof result !== 'string') throw thrown(result);
       onProgress?.({ stage: 'done', fraction: 1 });
       return JSON.parse(result);
