@@ -260,8 +260,15 @@ Status read_blocks(const Deferred& bytes, ExternalData& input, Fn fn) {
   std::vector<T> stored(block_size);
   std::vector<double> values(block_size);
   size_t filled = 0, first = 0;  // bytes of `stored` filled; the element stored[0] is
-  auto block = [&](size_t n) {
-    for (size_t k = 0; k < n; ++k) values[k] = widen(stored[k]);
+  // Widens n elements from `from` (stored's bytes, or a whole block where it lies in a chunk: not
+  // copied first, as the fold's write goes through every weight), then hands them to fn, whose
+  // `stored` is then only room for what it stores.
+  auto block = [&](const char* from, size_t n) {
+    for (size_t k = 0; k < n; ++k) {
+      T v;
+      std::memcpy(&v, from + k * sizeof(T), sizeof v);
+      values[k] = widen(v);
+    }
     Status s = fn(first, std::span<T>(stored.data(), n), std::span<double>(values.data(), n));
     first += n;
     return s;
@@ -269,20 +276,25 @@ Status read_blocks(const Deferred& bytes, ExternalData& input, Fn fn) {
   auto read = bytes.write(input, [&](std::string_view chunk) {
     auto* to = reinterpret_cast<char*>(stored.data());
     while (!chunk.empty()) {
+      if (filled == 0 && chunk.size() >= block_size * sizeof(T)) {
+        if (auto s = block(chunk.data(), block_size); !s) return s;
+        chunk.remove_prefix(block_size * sizeof(T));
+        continue;
+      }
       size_t take = std::min(chunk.size(), block_size * sizeof(T) - filled);
       std::memcpy(to + filled, chunk.data(), take);
       filled += take;
       chunk.remove_prefix(take);
       if (filled == block_size * sizeof(T)) {
         filled = 0;
-        if (auto s = block(block_size); !s) return s;
+        if (auto s = block(to, block_size); !s) return s;
       }
     }
     return ok_status();
   });
   if (!read) return read;
   if (filled % sizeof(T) != 0) return error("the data does not hold whole elements");
-  return filled > 0 ? block(filled / sizeof(T)) : ok_status();
+  return filled > 0 ? block(reinterpret_cast<const char*>(stored.data()), filled / sizeof(T)) : ok_status();
 }
 
 // fn instantiated for the stored type of `data_type` (a float type).

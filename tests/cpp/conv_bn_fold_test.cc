@@ -420,20 +420,25 @@ TEST_CASE("a mapped value is unrepresentable exactly from where rounding to its 
   }
 }
 
-TEST_CASE("the largest stored magnitude is read from the bits, in each float type, however the bytes are chunked") {
-  // Bytes handed over `step` at a time, so elements are split between chunks.
-  struct Chunked final : Deferred {
-    Chunked(std::string b, size_t s) : bytes(std::move(b)), step(s) {}
-    std::string bytes;
-    size_t step;
-    uint64_t length() const override { return bytes.size(); }
-    Status write(ExternalData&, const ByteSink& sink) const override {
-      for (size_t at = 0; at < bytes.size(); at += step) {
-        if (auto s = sink(std::string_view(bytes).substr(at, step)); !s) return s;
-      }
-      return ok_status();
+namespace {
+
+// Bytes handed over `step` at a time, so that elements and blocks are split between chunks.
+struct Chunked final : Deferred {
+  Chunked(std::string b, size_t s) : bytes(std::move(b)), step(s) {}
+  std::string bytes;
+  size_t step;
+  uint64_t length() const override { return bytes.size(); }
+  Status write(ExternalData&, const ByteSink& sink) const override {
+    for (size_t at = 0; at < bytes.size(); at += step) {
+      if (auto s = sink(std::string_view(bytes).substr(at, step)); !s) return s;
     }
-  };
+    return ok_status();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the largest stored magnitude is read from the bits, in each float type, however the bytes are chunked") {
   const double inf = std::numeric_limits<double>::infinity();
   for (int32_t type : {onnx::TensorProto::FLOAT, onnx::TensorProto::FLOAT16, onnx::TensorProto::DOUBLE}) {
     for (const auto& [values, largest] : {std::pair{std::vector<double>{0.5, -3.5, 2.0, -0.0}, 3.5},
@@ -459,6 +464,32 @@ TEST_CASE("the largest stored magnitude is read from the bits, in each float typ
     }
     NoFiles none;
     CHECK_FALSE(largest_magnitude(Chunked(std::string(3, '\0'), 2), type, none));  // not whole elements
+  }
+}
+
+TEST_CASE("mapped values are the same however their bytes are chunked, whole blocks or split ones") {
+  // 2,048 values make a block: tensors shorter, as long and longer, in chunks that split elements,
+  // that hold whole blocks, and one chunk for all. Each value is tripled.
+  for (size_t count : {1, 2047, 2048, 2049, 5000}) {
+    std::vector<double> given(count), tripled(count);
+    for (size_t i = 0; i < count; ++i) {
+      given[i] = static_cast<double>(i) * 0.25 / 3.0 - 7.0;
+      tripled[i] = static_cast<double>(static_cast<float>(given[i])) * 3.0;
+    }
+    const auto dims = std::vector<int64_t>{static_cast<int64_t>(count)};
+    std::string stored = make_tensor("t", onnx::TensorProto::FLOAT, dims, given).raw_data();
+    std::string expected = make_tensor("t", onnx::TensorProto::FLOAT, dims, tripled).raw_data();
+    for (size_t step : {size_t{1}, size_t{3}, size_t{4}, size_t{4 * 2048}, size_t{4 * 2048 + 3}, stored.size()}) {
+      CAPTURE(count, step);
+      MappedValues mapped(std::make_shared<Chunked>(stored, step), onnx::TensorProto::FLOAT,
+                          [](size_t, std::span<double> v) {
+                            for (double& x : v) x *= 3.0;
+                          });
+      NoFiles none;
+      auto bytes = materialise(mapped, none);
+      REQUIRE(bytes);
+      CHECK(*bytes == expected);
+    }
   }
 }
 
