@@ -108,7 +108,13 @@ lattice::Status attributes_in(const val& a, lattice::repair::LayerSpec& spec) {
 struct FitIn {
   lattice::repair::FitRequest request;
   std::vector<float> input, target, weights, bias, bounds;
+  // `keep`: the fit's equations are kept for the next fit; `again`: that fit, of the same input and
+  // rows, reuses them (a layer before the MaxPool a Lattice rewrite added, fitted a second time).
+  bool keep = false, again = false;
 };
+
+// What the last fit with `keep` left (core/repair/fit_layer.h): held only until the next fit.
+lattice::repair::KeptEquations kept;
 
 lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
   FitIn in;
@@ -116,11 +122,11 @@ lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
   if (!is_object(spec)) return lattice::options_error("the spec must be an object");
   const std::vector<std::string> known = {"op",      "attributes", "weightShape", "input",    "target",
                                          "current", "ridge",      "maxRows",     "seed",     "rectified",
-                                         "weightBounds"};
+                                         "weightBounds", "keep",      "again"};
   for (const auto& key : keys_of(spec)) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       return lattice::options_error("unknown field 'spec.{}' (known: op, attributes, weightShape, input, target, current, ridge, "
-                                    "maxRows, seed, rectified, weightBounds)", key);
+                                    "maxRows, seed, rectified, weightBounds, keep, again)", key);
     }
   }
   if (!spec["op"].isString()) return lattice::options_error("spec.op must be 'Conv' or 'Gemm'");
@@ -153,9 +159,11 @@ lattice::Result<FitIn> fit_in(const val& spec, bool with_data) {
     if (!n) return n.error();
     r.ridge = *n;
   }
-  if (val v = spec["rectified"]; !v.isUndefined()) {
-    if (v.typeOf().as<std::string>() != "boolean") return lattice::options_error("spec.rectified must be true or false");
-    r.rectified = v.as<bool>();
+  for (auto [name, flag] : {std::pair{"rectified", &r.rectified}, std::pair{"keep", &in.keep}, std::pair{"again", &in.again}}) {
+    if (val v = spec[name]; !v.isUndefined()) {
+      if (v.typeOf().as<std::string>() != "boolean") return lattice::options_error("spec.{} must be true or false", name);
+      *flag = v.as<bool>();
+    }
   }
   if (val v = spec["seed"]; !v.isUndefined()) {
     if (!val::global("Number").call<bool>("isSafeInteger", v) || v.as<double>() < 0) {
@@ -194,7 +202,11 @@ val fit_layer(const val& spec) {
     if (!spec["current"]["bias"].isUndefined()) r.current_bias = std::span<const float>(in->bias);
   }
   if (!spec["weightBounds"].isUndefined()) r.weight_bounds = std::span<const float>(in->bounds);
-  auto fit = lattice::repair::fit_layer(r);
+  // Only a fit that says it is of the same input reuses the equations, and only one that asks
+  // keeps its own: they are as large as the fit's sums (P^2 doubles).
+  if (!in->again) kept.equations.reset();
+  auto fit = lattice::repair::fit_layer(r, in->keep || in->again ? &kept : nullptr);
+  if (!in->keep) kept.equations.reset();
   if (!fit) return failure(fit.error());
   val out = val::object();
   out.set("weights", floats_out(fit->weights));

@@ -681,6 +681,11 @@ export interface LayerFitSpec {
   /** Per weight, in the node's layout, the largest magnitude the fit may give it (Infinity: free):
    *  the fit is then the best one within those bounds (under FPQ, fpqWeightBounds' bounds). */
   weightBounds?: Float32Array;
+  /** Keep this fit's sums of the features (one group's) in the module until the next fit. Default false. */
+  keep?: boolean;
+  /** This fit is of the same input and rows as the one before, which kept its sums: they are
+   *  reused, and only the targets' are made (a fit of other dims or rows starts from scratch). */
+  again?: boolean;
 }
 
 export interface LayerFit {

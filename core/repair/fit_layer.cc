@@ -47,7 +47,7 @@ Status check_request(const FitRequest& r, const LayerGeometry& g) {
   return ok_status();
 }
 
-Result<LayerFit> fit(const FitRequest& r) {
+Result<LayerFit> fit(const FitRequest& r, KeptEquations* kept) {
   auto geometry = layer_geometry(r.spec, r.input_dims, r.target_dims);
   if (!geometry) return geometry.error();
   const LayerGeometry& g = *geometry;
@@ -60,8 +60,20 @@ Result<LayerFit> fit(const FitRequest& r) {
   out.weights.resize(static_cast<size_t>(g.weight_count()));
   out.bias.resize(static_cast<size_t>(g.out_channels));
   double before = 0, after = 0, spread = 0;
+  // Kept equations of these rows are fitted again with these targets; else they are summed anew.
+  const bool keeps = kept && g.group == 1;
+  const bool reuse = keeps && kept->equations && kept->input_dims == r.input_dims &&
+                     kept->target_dims == r.target_dims && kept->weight_shape == r.spec.weight_shape &&
+                     kept->positions == positions;
+  if (keeps && !reuse) {
+    *kept = KeptEquations{r.input_dims, r.target_dims, r.spec.weight_shape, positions, std::nullopt};
+  } else if (kept && !keeps) {
+    kept->equations.reset();
+  }
+  std::optional<NormalEquations> fresh;
   for (int64_t group = 0; group < g.group; ++group) {
-    NormalEquations eq(p, mg);
+    NormalEquations& eq = reuse ? *kept->equations : keeps ? kept->equations.emplace(p, mg) : fresh.emplace(p, mg);
+    if (reuse) eq.retarget();
     add_rows(eq, g, group, r.input, r.target, positions);
     if (r.current_weights) {
       std::vector<double> w(p * mg), b(mg, 0.0);
@@ -117,12 +129,19 @@ Result<LayerFit> fit(const FitRequest& r) {
 
 }  // namespace
 
-Result<LayerFit> fit_layer(const FitRequest& request) {
+Result<LayerFit> fit_layer(const FitRequest& request, KeptEquations* kept) {
   // As in convert(): running out of memory natively is an error like any other (in wasm, built
   // without exceptions, it aborts the module and the JS wrapper reports it).
+  // Equations a fit failed in the middle of are not kept.
+  auto forget = [kept] {
+    if (kept) kept->equations.reset();
+  };
   try {
-    return fit(request);
+    auto fitted = fit(request, kept);
+    if (!fitted) forget();
+    return fitted;
   } catch (const std::bad_alloc&) {
+    forget();
     return Error{"out of memory while fitting a layer", ErrorKind::kMemory};
   }
 }

@@ -47,9 +47,23 @@ struct LayerFit {
   double residual_after = 0;
 };
 
+// A fit's normal equations (its features' sums and their factorisation), kept for a second fit of
+// the same layer on the same input and rows with other targets, which then costs only the
+// targets' sums and the solves (NormalEquations::retarget): a layer the Lattice rewrite put before
+// a MaxPool is fitted twice, the second time to where the first put each window's maximum, and
+// the features' sums of its two fits were most of ResNet-50's repair. fit_layer's own.
+struct KeptEquations {
+  // What the rows were made from: a fit of other dims, rows or weights starts from scratch.
+  std::vector<int64_t> input_dims, target_dims, weight_shape;
+  std::vector<uint64_t> positions;
+  std::optional<NormalEquations> equations;  // a fit of one group's
+};
+
 // Errors (kOptions) name the field at fault: shapes that do not fit, data of the wrong length,
-// NaN or infinity in the data, a ridge or max_rows out of range.
-Result<LayerFit> fit_layer(const FitRequest& request);
+// NaN or infinity in the data, a ridge or max_rows out of range. With `kept`: a fit of one group
+// reuses the equations `kept` holds when they are of the same dims, weights and rows (the caller
+// vouches that the input is the same too), and keeps its own there for the next.
+Result<LayerFit> fit_layer(const FitRequest& request, KeptEquations* kept = nullptr);
 
 // The heap bytes fit_layer needs for such a layer, the caller's data copied in included:
 //   4 (|input| + |target| + 2 |weights| + 2 M)        the data, the current and new weights

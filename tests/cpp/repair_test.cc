@@ -369,6 +369,62 @@ TEST_CASE("a fit on any number of threads is the same to the last bit", "[repair
   REQUIRE(second3.residual_after == second1.residual_after);
 }
 
+TEST_CASE("a second fit of the same rows reuses the kept sums of the features and fits as one from scratch", "[repair]") {
+  // The first fit keeps its equations; the second, of the same input and rows with other targets
+  // (another conv's output, as a fit through a pool has), gives what a fit from scratch gives, up
+  // to the rounding of the targets' sums about another origin. Before a Relu too.
+  Conv conv{16, 12, 3, 3, 1};
+  conv.pads = {1, 1, 1, 1};
+  auto cc = conv_case(conv, 2, 10, 10, 50);
+  cc.request.ridge = 1e-3;
+  cc.request.max_rows = 150;  // a sample of the positions, the same for both fits
+  Conv other_conv = conv;
+  auto other = conv_case(other_conv, 2, 10, 10, 60);
+  for (bool rectified : {false, true}) {
+    CAPTURE(rectified);
+    FitRequest first = cc.request, second = cc.request;
+    first.rectified = second.rectified = rectified;
+    second.target = std::span<const float>(other.y);
+    KeptEquations kept;
+    REQUIRE(fit_layer(first, &kept).ok());
+    REQUIRE(kept.equations.has_value());
+    auto reused = fit_layer(second, &kept);
+    auto fresh = fit_layer(second);
+    REQUIRE(reused.ok());
+    REQUIRE(fresh.ok());
+    CHECK(reused->rows == fresh->rows);
+    REQUIRE(reused->weights.size() == fresh->weights.size());
+    float largest = 0, apart = 0;
+    for (size_t i = 0; i < fresh->weights.size(); ++i) {
+      largest = std::max(largest, std::abs(fresh->weights[i]));
+      apart = std::max(apart, std::abs(reused->weights[i] - fresh->weights[i]));
+    }
+    CHECK(apart <= 1e-5f * largest);
+    CHECK(reused->residual_after == Approx(fresh->residual_after).epsilon(1e-6));
+  }
+  SECTION("equations of other rows are not reused: the fit is one from scratch") {
+    KeptEquations kept;
+    FitRequest elsewhere = other.request;
+    elsewhere.max_rows = 100;  // other positions
+    REQUIRE(fit_layer(elsewhere, &kept).ok());
+    auto after_other = fit_layer(cc.request, &kept);
+    auto fresh = fit_layer(cc.request);
+    REQUIRE(after_other.ok());
+    REQUIRE(fresh.ok());
+    CHECK(after_other->weights == fresh->weights);  // exact
+    CHECK(after_other->bias == fresh->bias);
+  }
+  SECTION("a fit that fails keeps nothing") {
+    KeptEquations kept;
+    REQUIRE(fit_layer(cc.request, &kept).ok());
+    FitRequest broken = cc.request;
+    std::vector<float> nan_target(other.y.size(), std::nanf(""));
+    broken.target = std::span<const float>(nan_target);
+    REQUIRE_FALSE(fit_layer(broken, &kept).ok());
+    CHECK_FALSE(kept.equations.has_value());
+  }
+}
+
 TEST_CASE("positions are all taken when they fit, else a seeded sample", "[repair]") {
   auto all = sample_positions(10, 10, 1);
   REQUIRE(all == std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});

@@ -314,14 +314,16 @@ export async function repairModel(runtime, module, original, converted, conversi
       // BlazeFace's convs on the model before their refit took its repaired task figure from 0.948
       // back to the converted model's 0.458.)
       const weightBounds = fpq && layer.op === 'Gemm' ? await fpqWeightBounds(runtime, module, { ...converted, bytes: await session('bytes') }, conversion, batches, layer.node) : null;
-      const fitTo = ({ data, dims }) => module.fitLayer({
+      const fitTo = ({ data, dims }, reuse = {}) => module.fitLayer({
         op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
         input: { data: input.data, dims: input.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
-        ...(weightBounds ? { weightBounds } : {}),
+        ...(weightBounds ? { weightBounds } : {}), ...reuse,
       });
       const write = ({ weights, bias }) => session('setWeights', [{ node: layer.node, weights, bias, throughBatchNorm: Boolean(layer.throughBatchNorm) }]);
       const fine = layer.unpooled ? unpooled(wanted, layer.unpooled) : null;
-      const fit = await fitTo(fine ?? wanted);
+      // Through the pool the fit is made twice on the same input and rows: the module keeps the
+      // first's sums of the features for the second (fit_layer.h, KeptEquations).
+      const fit = await fitTo(fine ?? wanted, fine ? { keep: true } : {});
       await write(fit);
       if (fine) {
         // Through the pool (each step a run of this layer's part aside): a second fit where the
@@ -329,7 +331,7 @@ export async function repairModel(runtime, module, original, converted, conversi
         // layers it took the pool's output 3-6 % closer to the original's than the first fit
         // alone), then the bias moved by what the pool's output lies above the original's.
         const firstOut = (await mine.run([], [layer.unpooled.tensor]))(layer.unpooled.tensor);
-        const second = await fitTo(windowTargets(firstOut, wanted, layer.unpooled));
+        const second = await fitTo(windowTargets(firstOut, wanted, layer.unpooled), { again: true });
         await write(second);
         const pooledOut = (await mine.run([], [layer.target]))(layer.target);
         const shift = poolShift(pooledOut, wanted, Boolean(layer.rectified));
