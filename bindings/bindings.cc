@@ -296,7 +296,7 @@ val plan(const val& model, const val& opts) {
 // The graph description (core/describe.h) as a JSON string, or {error}.
 val describe(const val& u8) {
   std::string bytes = copy_in(u8);
-  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, {});
+  auto description = lattice::describe_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
   if (!description) return failure(description.error());
   return val(description->dump(false));
 }
@@ -432,8 +432,9 @@ int run_cli(const val& args, const val& host) {
 }
 
 // The Node CLI's staged files ({temporary, resolved, path}, in the order they are placed in: the
-// twin its check wrote, then the core's model, data file and report) renamed into place by the core's rule (core/cli/files.h, place_together).
-// "" when all are in place, else what failed (the rest removed).
+// twin its check wrote, then the core's model, data file and report) renamed into place by the
+// core's rule (core/cli/files.h, place_together). "" when all are in place, else what failed (the
+// rest removed).
 std::string place_staged(const val& staged, const val& host) {
   std::vector<lattice::StagedFile> files;
   for (const auto& f : emscripten::vecFromJSArray<val>(staged)) {

@@ -1,9 +1,9 @@
 #pragma once
 // Tensor data a pattern defines but does not hold: a fold's weights are computed from the layer's
-// weights each time they are needed -- as the model is written, block by block straight into the
-// output -- so a conversion never holds the folded model in memory, and
-// the bytes it writes were computed an instant before (hot in the cache, no page faults on large
-// new buffers: holding them cost the native CLI half its time).
+// weights as the model is written, block by block straight into the output, so a conversion
+// never holds the folded model in memory, and the bytes it writes were computed an instant before
+// (hot in the cache, no page faults on large new buffers: holding them cost the native CLI half
+// its time).
 #include <cstdint>
 #include <functional>
 #include <memory>

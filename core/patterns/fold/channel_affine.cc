@@ -245,8 +245,8 @@ Result<Replacement> fold_channel_affine(const MatchContext& ctx, int layer_index
   // The first folded value its type cannot hold (not finite, or float16 from 65520, which rounds to
   // infinity), and that type. |w * s| grows with |w| and |s|, so the largest of each bounds every
   // folded value: one pass over the stored bits instead of computing each value here and again as
-  // the model is written (the fold of ResNet-50 spent a third of its time here); the values are
-  // computed, to name the first, only when the bound does not fit.
+  // the model is written (ResNet-50's native fold, with the direct reads of read_blocks: 68 -> 61
+  // ms); the values are computed, to name the first, only when the bound does not fit.
   std::optional<std::pair<double, int32_t>> overflow;
   auto largest_w = largest_magnitude(*(*folded_w)->source(), w.data_type(), or_no_files(ctx.data));
   if (!largest_w) return error("{}: cannot read its data: {}", w_what, largest_w.error().message);
