@@ -46,18 +46,19 @@ lattice::Result<std::vector<lattice::repair::LayerWeights>> layers_in(const val&
   return list;
 }
 
-// fpqWeightBounds(model, node, ranges, clips: {tensor: [per channel]}) -> {tensors: [the values
-// whose ranges bound it], bounds?: Float32Array per weight element (absent: the layer is not
-// bounded)}, or {error}.
-val fpq_weight_bounds(const val& u8, const val& node, const val& ranges, const val& clips) {
+// fpqWeightBounds(model, node, ranges, clips: {tensor: [per channel]}, options?: {throughBatchNorm})
+// -> {tensors: [the values whose ranges bound it], bounds?: Float32Array per weight element
+// (absent: the layer is not bounded)}, or {error}.
+val fpq_weight_bounds(const val& u8, const val& node, const val& ranges, const val& clips, const val& options) {
   if (!u8.instanceof(val::global("Uint8Array"))) return failure(lattice::options_error("the model must be a Uint8Array"));
   if (!node.isString()) return failure(lattice::options_error("the node must be a string"));
   lattice::repair::MeasuredRanges measured;
   if (auto s = lattice_wasm::channel_values(ranges, "ranges", measured.ranges); !s) return failure(s.error());
   if (auto s = lattice_wasm::channel_values(clips, "clips", measured.clips); !s) return failure(s.error());
+  const bool through = !options.isNull() && options.typeOf().as<std::string>() == "object" && options["throughBatchNorm"].isTrue();
   std::string bytes = lattice_wasm::copy_in(u8);
   auto bounds = lattice::repair::fpq_layer_bounds({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
-                                                  node.as<std::string>(), std::move(measured));
+                                                  node.as<std::string>(), std::move(measured), through);
   if (!bounds) return failure(bounds.error());
   val out = val::object();
   out.set("tensors", val::array(bounds->tensors));

@@ -756,9 +756,12 @@ export interface SyncConverter {
   /** Under FPQ, how large the new weights of the Conv / Gemm labelled `node` may be for FPQ's range
    *  fit to scale its input into range: `tensors`, the values whose ranges decide it; given their
    *  per-channel ranges and MSE-optimal clips (as the range fit measures them), `bounds` per weight.
-   *  No `bounds`: the layer is not bounded (a BatchNormalization of its own rescales its rows). */
+   *  A layer with a BatchNormalization of its own may have each row as much larger as that
+   *  BatchNormalization's scale can take back within FPQ's signed 5.10; `throughBatchNorm`: the
+   *  bounds of the layer and its BatchNormalization fitted as one (its weights times the scale).
+   *  No `bounds`: the layer reads nothing the range fit scales. */
   fpqWeightBounds(model: Uint8Array | ArrayBuffer, node: string, ranges: Record<string, number[]>,
-                  clips: Record<string, number[]>): { tensors: string[]; bounds?: Float32Array };
+                  clips: Record<string, number[]>, options?: { throughBatchNorm?: boolean }): { tensors: string[]; bounds?: Float32Array };
   version: string;
 }
 

@@ -66,7 +66,7 @@ function converterOn(port) {
     settleFixedPoint: (bytes, options) => rpc('settleFixedPoint', [bytes, options], own(bytes)),
     // Copies: the repair goes on with these bytes.
     describe: (bytes) => rpc('describe', [bytes]),
-    fpqWeightBounds: (bytes, node, ranges, clips) => rpc('fpqWeightBounds', [bytes, node, ranges, clips]),
+    fpqWeightBounds: (bytes, node, ranges, clips, options = {}) => rpc('fpqWeightBounds', [bytes, node, ranges, clips, options]),
     // FPQ's range fit given the measured ranges (shared/range_fit.mjs, engine.settle; a promise, as every
     // call here): a copy, as the fit goes on with the model before it; the fitted model is
     // described, as it runs next.

@@ -15,7 +15,7 @@ namespace {
 std::vector<const Pattern*> fusion_patterns() {
   // FPQ's range fit runs last: on the BatchNormalizations the bias move left or made.
   return {&conv_batch_norm_fold_pattern(), &conv_scale_shift_fold_pattern(), &fpq_conv_bias_into_batch_norm_pattern(),
-          &fpq_range_fit_pattern()};
+          &fpq_dense_bias_into_batch_norm_pattern(), &fpq_range_fit_pattern()};
 }
 
 const std::vector<Target>& built_in_targets() {

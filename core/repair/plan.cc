@@ -127,7 +127,7 @@ class Matches {
 // per-channel map as one, and the session takes the map out of the new weights (set_weights.h,
 // through_batch_norm). An elementwise activation (kThrough) follows; and a stride-2 layer's rewrite
 // ends with the MaxPool that now downsamples, whose output is the original's tensor on the
-// original's grid.
+// original's grid. The BatchNormalization's output itself comes last, after every later step.
 std::vector<ChainStep> chain_after(const GraphView& view, int layer, const Matches& matches) {
   const ConversionMatch* made_by = matches.of(view.label(layer));
   std::vector<ChainStep> steps;
@@ -138,8 +138,10 @@ std::vector<ChainStep> chain_after(const GraphView& view, int layer, const Match
     ops.push_back(view.node(reader).op_type());
     tensor = view.node(reader).output_size() > 0 ? view.node(reader).output(0) : "";
   };
+  std::optional<ChainStep> norm;
   if (next >= 0 && view.node(next).op_type() == "BatchNormalization") {
     step_to(next);
+    norm = ChainStep{tensor, ops, std::nullopt};
     next = sole_reader(view, tensor);
   }
   // What the fit reproduces: the layer's output, or its BatchNormalization's.
@@ -161,6 +163,10 @@ std::vector<ChainStep> chain_after(const GraphView& view, int layer, const Match
       steps.push_back({tensor, ops, std::move(pool)});
     }
   }
+  // The BatchNormalization's own output, last: what a layer that now writes a new
+  // BatchNormalization (under FPQ a dense head's, carrying its bias) reproduces when nothing after
+  // it is the original's.
+  if (norm) steps.push_back(std::move(*norm));
   return steps;
 }
 

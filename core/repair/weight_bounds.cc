@@ -8,7 +8,8 @@
 
 namespace lattice::repair {
 
-Result<FpqWeightBounds> fpq_layer_bounds(std::span<const uint8_t> bytes, const std::string& node, MeasuredRanges measured) {
+Result<FpqWeightBounds> fpq_layer_bounds(std::span<const uint8_t> bytes, const std::string& node, MeasuredRanges measured,
+                                         bool through_batch_norm) {
   auto model = parse_model(bytes);
   if (!model) return model.error();
   const auto labels = GraphView::original_labels(model->graph());
@@ -19,7 +20,7 @@ Result<FpqWeightBounds> fpq_layer_bounds(std::span<const uint8_t> bytes, const s
   options.channel_clips = std::move(measured.clips);
   const MatchContext ctx{index.view, index.shapes, index.opset, *find_target("none"), options};
   for (int id = 0; id < index.view.size(); ++id) {
-    if (index.view.label(id) == node) return fpq_weight_bounds(ctx, id);
+    if (index.view.label(id) == node) return fpq_weight_bounds(ctx, id, through_batch_norm);
   }
   return options_error("no node is labelled '{}' in this model", printable(node));
 }

@@ -21,7 +21,9 @@ struct MeasuredRanges {
   std::map<std::string, std::vector<double>> ranges, clips;
 };
 
+// `through_batch_norm`: the layer is fitted as one with its BatchNormalization (fpq_weight_bounds).
 // Errors: bytes that are not a model, a label no node has.
-Result<FpqWeightBounds> fpq_layer_bounds(std::span<const uint8_t> model, const std::string& node, MeasuredRanges measured);
+Result<FpqWeightBounds> fpq_layer_bounds(std::span<const uint8_t> model, const std::string& node, MeasuredRanges measured,
+                                         bool through_batch_norm = false);
 
 }  // namespace lattice::repair

@@ -121,3 +121,64 @@ TEST_CASE("without --fixed-point nothing moves and the report has no fixed_point
   CHECK_FALSE(result->report.fixed_point);
   CHECK(result->report.to_json().dump().find("fixed_point") == std::string::npos);
 }
+
+namespace {
+
+// x [1, 3] -> Gemm(W [2, 3], transB, C, beta) -> y, read by `reader` when given.
+onnx::ModelProto dense_model(float beta = 1.0f, std::vector<int64_t> bias_dims = {2}, const std::string& reader = "") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto& g = *m.mutable_graph();
+  g.set_name("dense");
+  test::set_input_shape(*g.add_input(), "x", {1, 3});
+  g.add_output()->set_name(reader.empty() ? "y" : "z");
+  *g.add_initializer() = test::float_tensor("w", {2, 3}, {0.5f, -1.5f, 2.0f, 0.25f, 3.0f, -0.75f});
+  *g.add_initializer() = test::float_tensor("c", bias_dims, {0.125f, -2.5f});
+  auto& gemm = test::add_node(g, "Gemm", "fc", {"x", "w", "c"}, {"y"});
+  attr::set_int(gemm, "transB", 1);
+  if (beta != 1.0f) attr::set_float(gemm, "beta", beta);
+  if (!reader.empty()) test::add_node(g, reader, "after", {"y"}, {"z"});
+  return m;
+}
+
+Options fpq_dense() {
+  auto o = fpq();
+  o.skip.push_back("FpqConvBiasIntoBatchNormPattern");
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("FPQ: a dense layer's bias moves into a BatchNormalization of its own, beta times C") {
+  for (auto [beta, dims] : {std::pair{1.0f, std::vector<int64_t>{2}}, {2.0f, {1, 2}}}) {
+    auto input = dense_model(beta, dims);
+    auto out = test::convert_bytes(input.SerializeAsString(), fpq_dense());
+    REQUIRE(out.report.matches.size() == 1);
+    CHECK(out.report.matches[0].id == "FpqDenseBiasIntoBatchNormPattern:fc");
+    CHECK(out.report.matches[0].numerically_equivalent);
+    const auto& gemm = node_of(out.model, "Gemm");
+    const auto& bn = node_of(out.model, "BatchNormalization");
+    CHECK(gemm.input_size() == 2);
+    CHECK(bn.input(0) == gemm.output(0));
+    CHECK(bn.output(0) == "y");
+    CHECK(test::initializer_values(out.model, bn.input(2)) == std::vector<double>{0.125 * beta, -2.5 * beta});
+    for (double v : test::initializer_values(out.model, bn.input(1))) CHECK(v == 1.0);
+  }
+}
+
+TEST_CASE("FPQ: a dense layer only Sigmoids read keeps its bias (its output is signed 2.13, not 5.10)") {
+  auto out = test::convert_bytes(dense_model(1.0f, {2}, "Sigmoid").SerializeAsString(), fpq_dense());
+  CHECK(out.report.matches.empty());
+  auto relu = test::convert_bytes(dense_model(1.0f, {2}, "Relu").SerializeAsString(), fpq_dense());
+  CHECK(relu.report.matches.size() == 1);
+}
+
+TEST_CASE("FPQ: a dense layer with a bias that is not one value per output keeps it") {
+  auto input = dense_model(1.0f, {1, 2});
+  auto& c = *input.mutable_graph()->mutable_initializer(1);
+  c = test::float_tensor("c", {2, 2}, {0.125f, -2.5f, 1.0f, 1.0f});  // [M, N]: a value per sample
+  input.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(2);
+  auto out = test::convert_bytes(input.SerializeAsString(), fpq_dense());
+  CHECK(out.report.matches.empty());
+}

@@ -9,6 +9,7 @@
 #include "core/fixed_point/scheme.h"
 #include "core/onnx/attributes.h"
 #include "core/onnx/tensor_values.h"
+#include "core/repair/weight_bounds.h"
 #include "converted.h"
 
 using namespace lattice;
@@ -54,21 +55,28 @@ onnx::ModelProto chain_model(float next_scale = 1.0f) {
 struct Computed {
   std::vector<double> relu, y;
 };
-Computed compute(const onnx::ModelProto& m, const std::vector<double>& x) {
-  const auto &a = test::node_named(m, "conv_a"), &bn = test::node_named(m, "bn"), &b = test::node_named(m, "conv_b");
-  auto wa = test::initializer_values(m, a.input(1)), wb = test::initializer_values(m, b.input(1));
+// A BatchNormalization named `name` applied to channel c's value v.
+double normalized(const onnx::ModelProto& m, const std::string& name, size_t c, double v) {
+  const auto& bn = test::node_named(m, name);
   auto gamma = test::initializer_values(m, bn.input(1)), beta = test::initializer_values(m, bn.input(2)), mean = test::initializer_values(m, bn.input(3)),
        var = test::initializer_values(m, bn.input(4));
-  double eps = attr::get_float(bn, "epsilon", 1e-5f);
-  Computed out{std::vector<double>(kChannels), std::vector<double>(kChannels)};
-  for (int64_t c = 0; c < kChannels; ++c) {
-    double conv = 0;
-    for (int64_t i = 0; i < kChannels; ++i) conv += wa[c * kChannels + i] * x[i];
-    out.relu[c] = std::max(0.0, gamma[c] * (conv - mean[c]) / std::sqrt(var[c] + eps) + beta[c]);
+  return gamma[c] * (v - mean[c]) / std::sqrt(var[c] + attr::get_float(bn, "epsilon", 1e-5f)) + beta[c];
+}
+
+// `outputs` rows of the weights of the layer named `name` (a 1×1 Conv, or a Gemm with transB) on `in`.
+std::vector<double> layer_of(const onnx::ModelProto& m, const std::string& name, const std::vector<double>& in, size_t outputs) {
+  auto w = test::initializer_values(m, test::node_named(m, name).input(1));
+  std::vector<double> out(outputs);
+  for (size_t o = 0; o < outputs; ++o) {
+    for (size_t i = 0; i < in.size(); ++i) out[o] += w[o * in.size() + i] * in[i];
   }
-  for (int64_t o = 0; o < kChannels; ++o) {
-    for (int64_t c = 0; c < kChannels; ++c) out.y[o] += wb[o * kChannels + c] * out.relu[c];
-  }
+  return out;
+}
+
+Computed compute(const onnx::ModelProto& m, const std::vector<double>& x) {
+  Computed out{layer_of(m, "conv_a", x, kChannels), {}};
+  for (int64_t c = 0; c < kChannels; ++c) out.relu[c] = std::max(0.0, normalized(m, "bn", c, out.relu[c]));
+  if (test::has_node(m, "conv_b")) out.y = layer_of(m, "conv_b", out.relu, kChannels);
   return out;
 }
 
@@ -217,4 +225,81 @@ TEST_CASE("FPQ range fit: the channel scales balance the rounding within both ra
   g.signed_max = 64.0;
   g.next_weight_max = 0.01;
   CHECK(fixed_point::choose_activation_scale(g).scale >= 64.0 / fixed_point::kFpqBatchNorm.max());
+}
+
+namespace {
+
+// chain_model's Conv → BatchNormalization → Relu, then Flatten → Gemm (W [2, C], transB) and, when
+// `head_scale` is given, a BatchNormalization of the Gemm's own with that scale.
+onnx::ModelProto dense_head_model(std::optional<float> head_scale) {
+  auto m = chain_model();
+  auto& g = *m.mutable_graph();
+  g.mutable_node()->RemoveLast();  // conv_b
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(1);
+  *g.add_initializer() = test::float_tensor("wd", {2, kChannels}, test::seeded_floats(2 * kChannels, -0.4f, 0.4f, 7));
+  test::add_node(g, "Flatten", "flatten", {"r"}, {"f"});
+  auto& gemm = test::add_node(g, "Gemm", "fc", {"f", "wd"}, {head_scale ? "d" : "y"});
+  attr::set_int(gemm, "transB", 1);
+  if (head_scale) {
+    *g.add_initializer() = test::float_tensor("hs", {2}, {*head_scale, *head_scale});
+    *g.add_initializer() = test::float_tensor("hb", {2}, {0.5f, -0.5f});
+    *g.add_initializer() = test::float_tensor("hm", {2}, {0.0f, 0.0f});
+    *g.add_initializer() = test::float_tensor("hv", {2}, {1.0f, 1.0f});
+    auto& bn = test::add_node(g, "BatchNormalization", "head_bn", {"d", "hs", "hb", "hm", "hv"}, {"y"});
+    attr::set_float(bn, "epsilon", 0.0f);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("FPQ weight bounds: a dense head's rows may grow as far as its own BatchNormalization takes them back") {
+  // The Relu reaches 8 on every channel: its values need s = 8 / top of unsigned 1.7, so a weight
+  // reading them may be 0.5 / s (less the bounds' 1/64 margin) for the range fit to scale them.
+  const double top = fixed_point::kFpqActivation.max(), margin = 63.0 / 64;
+  repair::MeasuredRanges measured;
+  measured.ranges["r"] = std::vector<double>(kChannels, 8.0);
+  const double plain = fixed_point::kFpqWeights.max() * margin / (8.0 / top);
+  auto bounds_of = [&](const onnx::ModelProto& m, bool through) {
+    const auto bytes = m.SerializeAsString();
+    auto b = repair::fpq_layer_bounds({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "fc", measured, through);
+    REQUIRE(b.ok());
+    REQUIRE(b->bounds.size() == 2 * kChannels);
+    CHECK(b->tensors == std::vector<std::string>{"f", "n", "r"});
+    return b->bounds;
+  };
+  // No BatchNormalization of its own: the range fit cannot shrink its rows.
+  for (float v : bounds_of(dense_head_model(std::nullopt), false)) CHECK(v == Approx(plain).epsilon(1e-6));
+  // One of scale 2: each row may shrink 16 times (its scale up to 32, signed 5.10's top) ...
+  const double room = fixed_point::kFpqBatchNorm.max() / 2;
+  for (float v : bounds_of(dense_head_model(2.0f), false)) CHECK(v == Approx(plain * room).epsilon(1e-6));
+  // ... and fitted as one with it, the weights the fit gives are twice the Gemm's.
+  for (float v : bounds_of(dense_head_model(2.0f), true)) CHECK(v == Approx(plain * room * 2).epsilon(1e-6));
+}
+
+TEST_CASE("FPQ range fit: a dense head's rows shrink into [-0.5, 0.5) and its BatchNormalization takes them back") {
+  auto input = dense_head_model(1.0f);
+  // Weights that the Relu's scale would push past signed 0.7.
+  auto& wd = *input.mutable_graph()->mutable_initializer(input.graph().initializer_size() - 5);
+  REQUIRE(wd.name() == "wd");
+  wd = test::float_tensor("wd", {2, kChannels}, test::seeded_floats(2 * kChannels, -0.45f, 0.45f, 7));
+  auto options = fpq();
+  options.channel_ranges["r"] = std::vector<double>(kChannels, 8.0);
+  auto out = test::convert_bytes(input.SerializeAsString(), options);
+  const auto& gemm = test::node_named(out.model, "fc");
+  const auto& norm = test::node_named(out.model, "head_bn");
+  CHECK(max_abs(test::initializer_values(out.model, gemm.input(1))) <= fixed_point::kFpqWeights.max());
+  // Each row's scale grew by what its weights shrank, within signed 5.10.
+  auto scale = test::initializer_values(out.model, norm.input(1));
+  for (double k : scale) CHECK((k > 1.0 && k < fixed_point::kFpqBatchNorm.max()));
+  // The float output is what it was.
+  auto head = [](const onnx::ModelProto& m, const std::vector<double>& x) {
+    auto y = layer_of(m, "fc", compute(m, x).relu, 2);
+    for (size_t o = 0; o < y.size(); ++o) y[o] = normalized(m, "head_bn", o, y[o]);
+    return y;
+  };
+  for (const auto& x : samples()) {
+    auto before = head(input, x), after = head(out.model, x);
+    for (size_t o = 0; o < before.size(); ++o) CHECK(after[o] == Approx(before[o]).epsilon(1e-5).margin(1e-9));
+  }
 }

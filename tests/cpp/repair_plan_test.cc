@@ -211,6 +211,31 @@ TEST_CASE("a layer the rewrite kept before its BatchNormalization is fitted thro
   REQUIRE(direct.layers[0].rectified);
 }
 
+TEST_CASE("a layer whose new BatchNormalization writes the original's tensor is fitted through it, last", "[repair][plan]") {
+  // The original: x -> c -> y. Converted (FPQ moves a rewritten layer's bias into a new
+  // BatchNormalization): x -> c -> c_out -> bn -> y, c's own output a new tensor.
+  auto original = empty_model("original", {1, 3, 16, 16});
+  conv(*original.mutable_graph(), "x", "y", 1);
+  original.mutable_graph()->add_output()->set_name("y");
+  auto converted = empty_model("converted", {1, 3, 16, 16});
+  auto& g = *converted.mutable_graph();
+  conv(g, "x", "c_out", 1);
+  batch_norm(g, "c_out", "y");
+  g.add_output()->set_name("y");
+  auto plan = plan_of(original, converted, Matches{{{"m:c", true, false, {"c", "bn"}}}});
+  REQUIRE(plan.left.empty());
+  REQUIRE(plan.layers.size() == 1);
+  CHECK(plan.layers[0].target == "y");
+  CHECK(plan.layers[0].through == "BatchNormalization");
+  CHECK(plan.layers[0].through_batch_norm);
+  CHECK_FALSE(plan.layers[0].rectified);
+  // Where the original computes the layer's own output, that stays the target.
+  auto own = plan_of(converted, converted, Matches{{{"m:c", true, false, {"c"}}}});
+  REQUIRE(own.layers.size() == 1);
+  CHECK(own.layers[0].target == "c_out");
+  CHECK_FALSE(own.layers[0].through_batch_norm);
+}
+
 TEST_CASE("a layer read by a Relu alone is rectified; a Relu sharing its input with another reader is not", "[repair][plan]") {
   auto m = same_grid_model();
   auto plan = plan_of(m, m, std::nullopt);

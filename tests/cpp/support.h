@@ -63,6 +63,13 @@ inline std::vector<double> initializer_values(const onnx::ModelProto& m, const s
   return *values;
 }
 
+inline bool has_node(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& n : m.graph().node()) {
+    if (n.name() == name) return true;
+  }
+  return false;
+}
+
 inline const onnx::NodeProto& node_named(const onnx::ModelProto& m, const std::string& name) {
   for (const auto& n : m.graph().node()) {
     if (n.name() == name) return n;

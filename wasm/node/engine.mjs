@@ -210,9 +210,9 @@ export async function createEngine({ host = fsHost, fit = true } = {}) {
     },
     // Under FPQ, how large a layer's new weights may be for the range fit to scale its input
     // (core/repair/weight_bounds.h): {tensors, bounds?}.
-    fpqWeightBounds: (bytes, node, ranges, clips) => {
+    fpqWeightBounds: (bytes, node, ranges, clips, options = {}) => {
       const input = toBytes(bytes);
-      const result = guard(repairState, () => repairModule.fpqWeightBounds(input, node, ranges, clips));
+      const result = guard(repairState, () => repairModule.fpqWeightBounds(input, node, ranges, clips, options));
       if (result.error !== undefined) throw thrown(result);
       return result;
     },

@@ -21,8 +21,8 @@ const FPQ_ACTIVATION_TOP = 2 - 1 / 128;
 // The tensors the pattern reads ranges of, and how: the values FPQ holds in unsigned 1.7 (Relu,
 // MaxPool and Add outputs) by their largest value (an Add's negative values are zeroed by that
 // representation whatever the scale), the signed 5.10 ones (Conv and BatchNormalization outputs:
-// a conv's bounds how far its weights may grow) by their largest |value|.
-const RANGE_OF = { Relu: 'top', MaxPool: 'top', Add: 'top', Conv: 'magnitude', BatchNormalization: 'magnitude' };
+// a conv's or a dense layer's bounds how far its weights may grow) by their largest |value|.
+const RANGE_OF = { Relu: 'top', MaxPool: 'top', Add: 'top', Conv: 'magnitude', Gemm: 'magnitude', BatchNormalization: 'magnitude' };
 
 export function rangeTensors(description) {
   const tensors = [];

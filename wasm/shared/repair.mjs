@@ -11,7 +11,7 @@
 // One module for both shells, like check.mjs: it imports only check.mjs and range_fit.mjs and is
 // handed the runtime and the converter's module.
 import { CHECK_OPTIONS_ERROR, feedBatches, firstBeyondTolerance, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
-import { measureChannelRanges, rangeTensors } from './range_fit.mjs';
+import { measureChannelRanges, RANGE_FIT_PATTERN, rangeTensors } from './range_fit.mjs';
 
 // refitAbove: a layer no Lattice rewrite changed (its weights the original's, folded or not) is
 // refitted only when its output is off by more than this share (‖Δ‖/‖original‖): below it the
@@ -27,7 +27,7 @@ export const ACTIVATION_BUDGET_BYTES = 4096 * 2 ** 20;
 // The original's tensors do not depend on the fits: one run gives the targets of the next layers
 // up to this many bytes (at least one layer's), which saves a session per layer on a small model.
 const TARGET_CHUNK_BYTES = 64 * 2 ** 20;
-const FPQ_BIAS_PATTERN = 'FpqConvBiasIntoBatchNormPattern';
+const FPQ_BIAS_PATTERNS = new Set(['FpqConvBiasIntoBatchNormPattern', 'FpqDenseBiasIntoBatchNormPattern']);
 // The end of the reason a layer kept by refitAbove gives.
 const KEPT_WITHIN = 'of the original\'s (refitAbove)';
 
@@ -214,21 +214,27 @@ async function activations(runtime, session, which, externalData, batches, input
   };
 }
 
-// Under FPQ, a dense layer (a head, whose rows no BatchNormalization of its own rescales) is fitted
-// within the weights the range fit can then scale its input for, up to its values' MSE-optimal
-// clip: the core names the values whose ranges decide that, they are measured as the range fit
-// measures them (range_fit.mjs), and the core gives a bound per weight (core/repair/weight_bounds.h);
-// null for a layer that is not bounded. All on the model as the range fit will see it: after the
-// scheme's exact rewrites, whose new BatchNormalizations own parameters an exporter may share
-// between two, and so start groups the fit can scale.
-async function fpqWeightBounds(runtime, module, model, conversion, batches, node) {
-  // A copy: the page's worker takes over the bytes it is handed.
-  const settled = await module.settleFixedPoint(model.bytes.slice(), { ...twinOptions(conversion), describe: true });
-  const asked = await module.fpqWeightBounds(settled.bytes, node, {}, {});
+// Under FPQ, a dense layer (a head) is fitted within the weights the range fit can then scale its
+// input for, up to its values' MSE-optimal clip, and its rows shrink into signed 0.7 for the
+// BatchNormalization FPQ gives it to take back, within signed 5.10: the core names the values whose
+// ranges decide that, they are measured as the range fit measures them (range_fit.mjs), and the
+// core gives a bound per weight (core/repair/weight_bounds.h), of the layer with its
+// BatchNormalization when the two are fitted as one; null for a layer that is not bounded. All on
+// the model as the range fit will see it: after the scheme's exact rewrites, whose new
+// BatchNormalizations own parameters an exporter may share between two, and so start groups the
+// fit can scale.
+async function fpqWeightBounds(runtime, module, model, conversion, batches, layer) {
+  // A copy: the page's worker takes over the bytes it is handed. Without the range fit itself: it
+  // would move scales into the layer's weights, and the bounds are for the weights the fit gives
+  // (on the sppf CNN, bounds taken after it were 3-7 times too loose for its head).
+  const exact = twinOptions(conversion);
+  const settled = await module.settleFixedPoint(model.bytes.slice(), { ...exact, skip: [...new Set([...(exact.skip ?? []), RANGE_FIT_PATTERN])], describe: true });
+  const options = { throughBatchNorm: Boolean(layer.throughBatchNorm) };
+  const asked = await module.fpqWeightBounds(settled.bytes, layer.node, {}, {}, options);
   if (!asked.bounds) return null;
   const reads = new Set(asked.tensors);
   const measured = await measureChannelRanges(runtime, { ...model, ...settled }, batches, rangeTensors(settled.description).filter((t) => reads.has(t.name)));
-  return (await module.fpqWeightBounds(settled.bytes, node, measured.ranges, measured.clips)).bounds;
+  return (await module.fpqWeightBounds(settled.bytes, layer.node, measured.ranges, measured.clips, options)).bounds;
 }
 
 // Refits the converted model's layers on `samples` ({feeds, samples, source, preprocessing?}).
@@ -313,7 +319,7 @@ export async function repairModel(runtime, module, original, converted, conversi
       // BatchNormalization of its own, through which the range fit rescales its rows. (Bounding
       // BlazeFace's convs on the model before their refit took its repaired task figure from 0.948
       // back to the converted model's 0.458.)
-      const weightBounds = fpq && layer.op === 'Gemm' ? await fpqWeightBounds(runtime, module, { ...converted, bytes: await session('bytes') }, conversion, batches, layer.node) : null;
+      const weightBounds = fpq && layer.op === 'Gemm' ? await fpqWeightBounds(runtime, module, { ...converted, bytes: await session('bytes') }, conversion, batches, layer) : null;
       const fitTo = ({ data, dims }, reuse = {}) => module.fitLayer({
         op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
         input: { data: input.data, dims: input.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
@@ -385,7 +391,7 @@ function fixedPointOfRefits(settled, layers) {
     layer.fixed_point = { clipped: fit.clipped, quantization_error: fit.quantization_error, fits: fit.fits };
     if (fit.clipped > 0) leaving.push(layer.node);
   }
-  const moved = (settled.matches ?? []).filter((m) => m.applied && m.pattern === FPQ_BIAS_PATTERN).length;
+  const moved = (settled.matches ?? []).filter((m) => m.applied && FPQ_BIAS_PATTERNS.has(m.pattern)).length;
   return { scheme: 'fpq', biases_moved: moved, weights_clip: leaving };
 }
 
@@ -416,7 +422,7 @@ export function fixedPointRepairText(repair) {
   // The layers fitted within the weights the range fit can scale their input for, and what that cost.
   const bounded = repair.layers.filter((l) => l.weights_at_fpq_bound !== undefined);
   const held = bounded.length
-    ? `; ${bounded.length} layer${bounded.length === 1 ? '' : 's'} that no BatchNormalization of ${bounded.length === 1 ? 'its' : 'their'} own rescales fitted within FPQ's ranges: ` +
+    ? `; ${bounded.length} dense layer${bounded.length === 1 ? '' : 's'} fitted within FPQ's ranges: ` +
       bounded.map((l) => `${l.node} (${l.weights_at_fpq_bound} weight${l.weights_at_fpq_bound === 1 ? '' : 's'} at the bound, residual ${l.residual.toFixed(3)})`).join(', ')
     : '';
   return `FPQ: ${fp.biases_moved} new bias${fp.biases_moved === 1 ? '' : 'es'} moved into BatchNormalizations; ${clip}${held}`;

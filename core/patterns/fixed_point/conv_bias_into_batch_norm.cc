@@ -1,5 +1,10 @@
 // FpqConvBiasIntoBatchNormPattern. In FPQ a Conv2D or DepthwiseConv2D with a bias loads only when
-// a BatchNormalization follows it (FPGA-UG-02228 section 5.1.1), so the bias moves into one:
+// a BatchNormalization follows it (FPGA-UG-02228 section 5.1.1), so the bias moves into one.
+// FpqDenseBiasIntoBatchNormPattern does the same for a dense layer (a Gemm: a classifier's head),
+// for range rather than for the rule: a Dense's output and a BatchNormalization's input are both
+// signed 5.10 (Table 4.1), and the BatchNormalization's 16-bit scale (up to 32) is what lets the
+// range fit shrink each of the head's rows into signed 0.7 and take it back, as it does a conv's;
+// without one the head's weights decide alone how far the values it reads can be scaled.
 //   BN(conv(x) + b) with mean m  ==  BN(conv(x)) with mean m - b          (computed in double,
 //   conv(x) + b  ==  BN(conv(x)) with scale 1, B = b, mean 0, var 1 - eps  rounded once)
 // The inserted BatchNormalization's epsilon is 2^-16, so that var + eps is exactly 1 in float:
@@ -28,6 +33,25 @@ bool biased_conv(const MatchContext& ctx, int node) {
   return !ctx.fused || !ctx.fused->contains(conv.output(0));
 }
 
+// A dense layer whose bias is one value per output (a Gemm of a constant matrix with C of [N] or
+// [1, N]), from opset 11, where C may be left out; not one whose only readers are Sigmoids, whose
+// output FPQ holds in signed 2.13 (a BatchNormalization's is signed 5.10).
+bool biased_dense(const MatchContext& ctx, int node) {
+  const auto& gemm = ctx.view.node(node);
+  if (ctx.opset < 11 || !has_bias(gemm) || gemm.output_size() != 1 || attr::get_int(gemm, "transA", 0) != 0) return false;
+  const auto* w = ctx.view.constant(gemm.input(1));
+  const auto* c = ctx.view.constant(gemm.input(2));
+  if (!w || !c || w->dims_size() != 2 || !is_float_type(w->data_type()) || !is_float_type(c->data_type())) return false;
+  const int64_t outputs = w->dims(attr::get_int(gemm, "transB", 0) != 0 ? 0 : 1);
+  const bool per_output = (c->dims_size() == 1 && c->dims(0) == outputs) ||
+                          (c->dims_size() == 2 && c->dims(0) == 1 && c->dims(1) == outputs);
+  if (!per_output) return false;
+  const auto& readers = ctx.view.consumers(gemm.output(0));
+  bool sigmoids = !readers.empty();
+  for (int r : readers) sigmoids = sigmoids && ctx.view.node(r).op_type() == "Sigmoid";
+  return !sigmoids;
+}
+
 // A BatchNormalization in inference form whose mean can take the bias: a float constant.
 bool takes_bias(const MatchContext& ctx, int node) {
   const auto& bn = ctx.view.node(node);
@@ -50,6 +74,10 @@ Result<Replacement> move_bias(const MatchContext& ctx, const Match& m, NameAlloc
   }
   auto bias = constant_values(ctx, conv, 2, "bias");
   if (!bias) return bias.error();
+  // A Gemm adds beta·C.
+  if (const double beta = conv.op_type() == "Gemm" ? attr::get_float(conv, "beta", 1.0f) : 1.0; beta != 1) {
+    for (double& b : *bias) b *= beta;
+  }
 
   Replacement r;
   onnx::NodeProto unbiased = conv;
@@ -114,6 +142,22 @@ const Pattern& fpq_conv_bias_into_batch_norm_pattern() {
       .emits = "the Conv without its bias, and the BatchNormalization with mean - bias; or, when none follows, a new "
                "BatchNormalization(scale 1, B = bias, mean 0, var 1 - eps) writing the Conv's output",
       .chain = {Step{{"Conv"}, biased_conv, false}, Step{{"BatchNormalization"}, takes_bias, true}},
+      .graft = move_bias,
+      .scheme = FixedPoint::kFpq,
+  };
+  return pattern;
+}
+
+const Pattern& fpq_dense_bias_into_batch_norm_pattern() {
+  static const Pattern pattern{
+      .name = "FpqDenseBiasIntoBatchNormPattern",
+      .phase = Phase::kFusion,
+      .numerically_equivalent = true,
+      .matches = "Gemm with a constant matrix and a bias of one value per output (opset 11 on), not read by Sigmoids "
+                 "alone -> [BatchNormalization in inference form with a constant mean], under --fixed-point fpq",
+      .emits = "the Gemm without its bias, and the BatchNormalization with mean - beta*bias; or, when none follows, a "
+               "new BatchNormalization(scale 1, B = beta*bias, mean 0, var 1 - eps) writing the Gemm's output",
+      .chain = {Step{{"Gemm"}, biased_dense, false}, Step{{"BatchNormalization"}, takes_bias, true}},
       .graft = move_bias,
       .scheme = FixedPoint::kFpq,
   };

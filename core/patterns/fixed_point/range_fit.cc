@@ -46,6 +46,7 @@ constexpr double kEstimateSigmas = 3.0;
 // values on the final weights and its own share of the samples, a few tenths of a percent apart
 // (the residual CNN's head: 2.01 against 2), and a bound met exactly would leave it no scale.
 constexpr double kBoundMargin = 1.0 / 64;
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
 bool constant_float(const MatchContext& ctx, const onnx::NodeProto& n, int input) {
   if (n.input_size() <= input || n.input(input).empty()) return false;
@@ -53,10 +54,15 @@ bool constant_float(const MatchContext& ctx, const onnx::NodeProto& n, int input
   return t && is_float_type(t->data_type());
 }
 
-bool plain_conv(const MatchContext& ctx, int node) {
-  const auto& conv = ctx.view.node(node);
-  if (!constant_float(ctx, conv, 1) || conv.output_size() != 1) return false;
-  return conv.input_size() < 3 || conv.input(2).empty() || constant_float(ctx, conv, 2);
+// A layer whose output channel c is row c of its constant weights (and value c of its bias): a
+// Conv, or a dense layer (Gemm) of [N, K] weights (transB) without a bias (under FPQ
+// FpqDenseBiasIntoBatchNormPattern moves it into a BatchNormalization first).
+bool row_layer(const MatchContext& ctx, int node) {
+  const auto& n = ctx.view.node(node);
+  if (!constant_float(ctx, n, 1) || n.output_size() != 1) return false;
+  const bool biased = n.input_size() > 2 && !n.input(2).empty();
+  if (n.op_type() == "Gemm") return !biased && attr::get_int(n, "transA", 0) == 0 && attr::get_int(n, "transB", 0) != 0;
+  return n.op_type() == "Conv" && (!biased || constant_float(ctx, n, 2));
 }
 
 // An inference BatchNormalization whose four parameters are float constants.
@@ -114,13 +120,13 @@ bool read_once(const MatchContext& ctx, const onnx::NodeProto& n, int input) {
   return n.input_size() <= input || n.input(input).empty() || ctx.view.reader_count(n.input(input)) == 1;
 }
 
-// The Conv that writes a BatchNormalization's input, read by it alone: the chain this pattern
-// matches, so the one match that owns a group exists.
+// The Conv (or dense layer) that writes a BatchNormalization's input, read by it alone: the chain
+// this pattern matches, so the one match that owns a group exists.
 int chain_conv(const MatchContext& ctx, int bn) {
   const std::string& in = ctx.view.node(bn).input(0);
   int conv = ctx.view.producer(in);
-  if (conv < 0 || ctx.view.node(conv).op_type() != "Conv" || ctx.view.reader_count(in) != 1) return -1;
-  return plain_conv(ctx, conv) ? conv : -1;
+  if (conv < 0 || ctx.view.reader_count(in) != 1) return -1;
+  return row_layer(ctx, conv) ? conv : -1;
 }
 
 // A BatchNormalization another match's rewrite may change: its parameters read by it alone.
@@ -277,12 +283,17 @@ class RangeFit {
 
   // What this fit lets `node`'s weights be (fpq_weight_bounds): per input channel, the signed 0.7
   // top over the least scale its group's values need, up to their MSE-optimal clip; a channel no
-  // match rescales keeps the range itself. None for a layer the fit does not scale, or whose rows
-  // its own BatchNormalization rescales (the fit shrinks them as it needs).
-  Result<FpqWeightBounds> weight_bounds(int node) {
+  // match rescales keeps the range itself. A layer whose rows its own BatchNormalization rescales
+  // may have each row as much larger as that BatchNormalization's scale can take back within
+  // signed 5.10 (row_room). None for a layer the fit does not scale.
+  Result<FpqWeightBounds> weight_bounds(int node, bool through_batch_norm) {
     FpqWeightBounds out;
     const auto& n = ctx_.view.node(node);
-    if (!group_consumer(ctx_, node) || norm_after(node) >= 0) return out;
+    if (!group_consumer(ctx_, node)) return out;
+    auto scales = row_scales(node);
+    if (!scales) return scales.error();
+    std::vector<double> room;
+    for (double k : *scales) room.push_back(std::min(1.0, std::abs(k) / kFpqBatchNorm.max()));
     auto w = edits_.of(n, 1, "weight");
     if (!w) return w.error();
     std::map<size_t, double> least;  // by input channel: the least scale its group takes
@@ -309,16 +320,24 @@ class RangeFit {
       }
     }
     out.tensors.assign(read.begin(), read.end());
-    out.bounds.assign((*w)->values.size(), static_cast<float>(kFpqWeights.max()));
-    if (least.empty()) return out;
-    auto of = input_channels(n, *(*w)->tensor, channels);
-    if (!of) return of.error();
-    for (size_t i = 0; i < of->size(); ++i) {
-      auto it = least.find((*of)[i]);
-      if (it == least.end()) continue;
-      out.bounds[i] = it->second > 0 ? static_cast<float>(kFpqWeights.max() * (1 - kBoundMargin) / it->second)
-                                     : std::numeric_limits<float>::infinity();
+    std::vector<double> bounds((*w)->values.size(), kFpqWeights.max());
+    if (!least.empty()) {
+      auto of = input_channels(n, *(*w)->tensor, channels);
+      if (!of) return of.error();
+      for (size_t i = 0; i < of->size(); ++i) {
+        auto it = least.find((*of)[i]);
+        if (it == least.end()) continue;
+        bounds[i] = it->second > 0 ? kFpqWeights.max() * (1 - kBoundMargin) / it->second : kUnbounded;
+      }
     }
+    const size_t row_size = per_row(node, **w);
+    for (size_t i = 0; i < bounds.size() && !room.empty(); ++i) {
+      const size_t row = std::min(i / row_size, room.size() - 1);
+      bounds[i] = room[row] > 0 ? bounds[i] / room[row] : kUnbounded;
+      // Fitted as one with its BatchNormalization: the weights the fit gives are these times its scale.
+      if (through_batch_norm) bounds[i] *= std::abs((*scales)[row]);
+    }
+    out.bounds.assign(bounds.begin(), bounds.end());
     return out;
   }
 
@@ -421,7 +440,7 @@ class RangeFit {
   // its BatchNormalization takes back) to make room for the scale on its input; -1 otherwise.
   int norm_after(int conv) const {
     const auto& n = ctx_.view.node(conv);
-    if (n.op_type() != "Conv" || n.output_size() != 1) return -1;
+    if (n.output_size() != 1) return -1;
     const auto& readers = ctx_.view.consumers(n.output(0));
     if (readers.size() != 1 || !group_producer(ctx_, readers[0]) || chain_conv(ctx_, readers[0]) != conv) return -1;
     return readers[0];
@@ -488,23 +507,40 @@ class RangeFit {
     for (const auto& q : g.consumers) {
       auto column = consumer_column(q);
       if (!column) return column.error();
-      const int bn = norm_after(q.node);
-      std::vector<double> room;
-      if (bn >= 0) {
-        auto norm = producer(bn);
-        if (!norm) return norm.error();
-        for (size_t o = 0; o < (*norm)->gamma->values.size(); ++o) {
-          const double k = std::abs((*norm)->gamma->values[o]) / std::sqrt((*norm)->var->values[o] + (*norm)->eps);
-          room.push_back(std::min(1.0, k / kFpqBatchNorm.max()));
-        }
-      }
-      fixed_rows_ = fixed_rows_ || room.empty();
+      auto scales = row_scales(q.node);
+      if (!scales) return scales.error();
+      fixed_rows_ = fixed_rows_ || scales->empty();
       for (auto [w, row] : *column) {
-        double least = std::abs(*w) * (room.empty() || row >= room.size() ? 1.0 : room[row]);
+        // The row's share of signed 5.10 its BatchNormalization's scale leaves: what it may shrink.
+        const double room = row < scales->size() ? std::min(1.0, std::abs((*scales)[row]) / kFpqBatchNorm.max()) : 1.0;
+        double least = std::abs(*w) * room;
         if (least > r.next_weight_max) r.next_weight_max = least, widest_reader_ = ctx_.view.label(q.node);
       }
     }
     return r;
+  }
+
+  // The scale γ/√(σ² + ε) of the BatchNormalization of a layer's own, per row of its weights: a row
+  // may shrink as far as that scale can grow within signed 5.10 and take it back. Empty for a
+  // layer with no BatchNormalization of its own.
+  Result<std::vector<double>> row_scales(int layer) {
+    std::vector<double> scales;
+    const int bn = norm_after(layer);
+    if (bn < 0) return scales;
+    auto norm = producer(bn);
+    if (!norm) return norm.error();
+    for (size_t o = 0; o < (*norm)->gamma->values.size(); ++o) {
+      scales.push_back((*norm)->gamma->values[o] / std::sqrt((*norm)->var->values[o] + (*norm)->eps));
+    }
+    return scales;
+  }
+
+  // How many weights make one row: a row layer's row is its output channel; other layers' rows are
+  // not scaled, so all their weights are one.
+  size_t per_row(int layer, const Edit& w) const {
+    const onnx::TensorProto& t = *w.tensor;
+    const size_t total = std::max<size_t>(1, w.values.size());
+    return row_layer(ctx_, layer) && t.dims_size() > 0 && t.dims(0) > 0 ? total / static_cast<size_t>(t.dims(0)) : total;
   }
 
   // The weights of a consumer that multiply one of its input channels, each with its output row.
@@ -518,14 +554,10 @@ class RangeFit {
       if (!of) return of.error();
       it = layouts_.emplace(q.node, std::move(of).value()).first;
     }
-    const auto* t = (*w)->tensor;
-    // A Conv's row is its output channel; a Gemm's rows are not scaled.
-    const size_t per_row = n.op_type() == "Conv" && t->dims_size() > 0 && t->dims(0) > 0
-                               ? (*w)->values.size() / static_cast<size_t>(t->dims(0))
-                               : (*w)->values.size();
+    const size_t row_size = per_row(q.node, **w);
     std::vector<std::pair<double*, size_t>> column;
     for (size_t i = 0; i < it->second.size(); ++i) {
-      if (it->second[i] == q.channel) column.emplace_back(&(*w)->values[i], i / per_row);
+      if (it->second[i] == q.channel) column.emplace_back(&(*w)->values[i], i / row_size);
     }
     return column;
   }
@@ -628,7 +660,9 @@ Result<Replacement> fit_ranges(const MatchContext& ctx, const Match& m, NameAllo
 
 }  // namespace
 
-Result<FpqWeightBounds> fpq_weight_bounds(const MatchContext& ctx, int node) { return RangeFit(ctx, nullptr).weight_bounds(node); }
+Result<FpqWeightBounds> fpq_weight_bounds(const MatchContext& ctx, int node, bool through_batch_norm) {
+  return RangeFit(ctx, nullptr).weight_bounds(node, through_batch_norm);
+}
 
 const Pattern& fpq_range_fit_pattern() {
   static const Pattern pattern{
@@ -641,7 +675,7 @@ const Pattern& fpq_range_fit_pattern() {
       .emits = "the same nodes with per-channel scales moved between them (t: a Conv's weights, its "
                "BatchNormalization's mean and scale; s: the BatchNormalizations' scale and offset, the readers' "
                "weights): weights within [-0.5, 0.5) and activations within [0, 2) on the ranges given",
-      .chain = {Step{{"Conv"}, plain_conv, false}, Step{{"BatchNormalization"}, constant_norm, false}},
+      .chain = {Step{{"Conv", "Gemm"}, row_layer, false}, Step{{"BatchNormalization"}, constant_norm, false}},
       .graft = fit_ranges,
       .scheme = FixedPoint::kFpq,
   };

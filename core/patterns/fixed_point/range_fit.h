@@ -20,12 +20,14 @@ const Pattern& fpq_range_fit_pattern();
 // How large a layer's weights may be for this fit to give each channel of its input a scale that
 // keeps it in unsigned 1.7 and the weights in signed 0.7: a refit held to these (the repair under
 // FPQ) leaves the fit nothing to clip beyond the activations' MSE-optimal clips. For a Conv or
-// Gemm whose rows no BatchNormalization of its own rescales (a dense head); on the ranges and
-// clips in ctx.options.channel_ranges and channel_clips.
+// Gemm that reads values the fit scales, on the ranges and clips in ctx.options.channel_ranges and
+// channel_clips. A layer with a BatchNormalization of its own may have each row as much larger as
+// that BatchNormalization's scale can take back within signed 5.10; `through_batch_norm`: the
+// bounds of the layer and its BatchNormalization fitted as one (the weights times its scale).
 struct FpqWeightBounds {
   std::vector<std::string> tensors;  // the values whose ranges bound them: what to measure
   std::vector<float> bounds;         // per weight element, in the node's layout; empty: no bound
 };
-Result<FpqWeightBounds> fpq_weight_bounds(const MatchContext& ctx, int node);
+Result<FpqWeightBounds> fpq_weight_bounds(const MatchContext& ctx, int node, bool through_batch_norm = false);
 
 }  // namespace lattice
