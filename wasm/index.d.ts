@@ -209,7 +209,12 @@ export interface RepairReport {
   left: { node: string; match_id?: string; reason: string }[];
   /** Under FPQ (the conversion's report says so): the new conv biases moved into the
    *  BatchNormalization after each, and the refitted layers whose new weights FPQ's range clips. */
-  fixed_point?: { scheme: 'fpq'; biases_moved: number; weights_clip: string[] };
+  fixed_point?: {
+    scheme: 'fpq'; biases_moved: number; weights_clip: string[];
+    /** Each layer fitted on its input as the FPQ twin computes it; false (with the note saying
+     *  why) when the samples lie beyond FPQ's input range [0, 2). */
+    twin_inputs: boolean; twin_inputs_note?: string;
+  };
   time_ms: number;
 }
 

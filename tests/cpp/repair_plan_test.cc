@@ -211,29 +211,33 @@ TEST_CASE("a layer the rewrite kept before its BatchNormalization is fitted thro
   REQUIRE(direct.layers[0].rectified);
 }
 
-TEST_CASE("a layer whose new BatchNormalization writes the original's tensor is fitted through it, last", "[repair][plan]") {
-  // The original: x -> c -> y. Converted (FPQ moves a rewritten layer's bias into a new
-  // BatchNormalization): x -> c -> c_out -> bn -> y, c's own output a new tensor.
+TEST_CASE("a layer whose new BatchNormalization writes the original's tensor is fitted through it, before its Relu", "[repair][plan]") {
+  // The original: x -> c -> pre -> Relu -> y. Converted (FPQ moves a rewritten layer's bias into a
+  // new BatchNormalization): x -> c -> c_out -> bn -> pre -> Relu -> y, c's own output a new tensor.
   auto original = empty_model("original", {1, 3, 16, 16});
-  conv(*original.mutable_graph(), "x", "y", 1);
+  conv(*original.mutable_graph(), "x", "pre", 1);
+  test::add_node(*original.mutable_graph(), "Relu", "r", {"pre"}, {"y"});
   original.mutable_graph()->add_output()->set_name("y");
   auto converted = empty_model("converted", {1, 3, 16, 16});
   auto& g = *converted.mutable_graph();
   conv(g, "x", "c_out", 1);
-  batch_norm(g, "c_out", "y");
+  batch_norm(g, "c_out", "pre");
+  test::add_node(g, "Relu", "r", {"pre"}, {"y"});
   g.add_output()->set_name("y");
   auto plan = plan_of(original, converted, Matches{{{"m:c", true, false, {"c", "bn"}}}});
   REQUIRE(plan.left.empty());
   REQUIRE(plan.layers.size() == 1);
-  CHECK(plan.layers[0].target == "y");
+  // The values before the Relu, as for a layer whose own output is the original's.
+  CHECK(plan.layers[0].target == "pre");
   CHECK(plan.layers[0].through == "BatchNormalization");
   CHECK(plan.layers[0].through_batch_norm);
-  CHECK_FALSE(plan.layers[0].rectified);
+  CHECK(plan.layers[0].rectified);
   // Where the original computes the layer's own output, that stays the target.
   auto own = plan_of(converted, converted, Matches{{{"m:c", true, false, {"c"}}}});
   REQUIRE(own.layers.size() == 1);
   CHECK(own.layers[0].target == "c_out");
   CHECK_FALSE(own.layers[0].through_batch_norm);
+  CHECK(own.layers[0].rectified);
 }
 
 TEST_CASE("a layer read by a Relu alone is rectified; a Relu sharing its input with another reader is not", "[repair][plan]") {

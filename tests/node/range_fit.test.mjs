@@ -200,28 +200,38 @@ test('repair under FPQ holds the dense head to the weights the range fit can sca
 
 // An SPPF CNN's head reads the GlobalAveragePool of values whose spatial maximum sizes their scale:
 // held to signed 0.7 as they were, its weights cost the repaired float model most of its accuracy
-// (54.3 %), and the twin followed (49.0 %). With a BatchNormalization of its own, its rows shrink
-// into signed 0.7 and the BatchNormalization's 16-bit scale takes them back (up to 32): measured
-// 93.0 % float, 81.5 % twin, against the original's 98.5 %.
-test("repair under FPQ: an SPPF CNN's head is refitted through its own BatchNormalization, and the twin keeps most of it", {
-  skip: !existsSync(join(FPQ_TRAINED, 'sppf.onnx')) && 'no FPQ trained models (tests/fixtures/make_fpq_trained.py)',
-}, () => {
-  const out = join(dir, 'sppf_repaired.onnx'), reportFile = join(dir, 'sppf_repaired.json');
-  const r = CLIS.node(['convert', join(FPQ_TRAINED, 'sppf.onnx'), '-o', out, '--report', reportFile, '--fixed-point', 'fpq', '--repair',
-    '--calibration', join(FPQ_TRAINED, 'calibration.npy'), '--check', '--simulate', 'fpq', '--inputs', join(FPQ_TRAINED, 'heldout.npz')]);
-  assert.equal(r.status, 0, r.stderr + r.stdout);
-  const { repair, check, matches, fixed_point: fp, range_fit: fit } = JSON.parse(readFileSync(reportFile, 'utf8'));
-  assert.ok(matches.some((m) => m.id === 'FpqDenseBiasIntoBatchNormPattern:/fc/Gemm' && m.applied));
-  assert.deepEqual(repair.left, []);
-  const head = repair.layers.find((l) => l.node === '/fc/Gemm');
-  assert.ok(head.refitted && head.through === 'BatchNormalization', JSON.stringify(head));
-  assert.deepEqual(repair.fixed_point.weights_clip, []);
-  assert.ok(fp.layers.every((l) => l.clipped === 0), JSON.stringify(fp.layers.filter((l) => l.clipped)));
-  assert.ok(fp.batch_norms.every((b) => b.fits), JSON.stringify(fp.batch_norms.filter((b) => !b.fits)));
-  assert.equal(fit.float_check.pass, true, JSON.stringify(fit.float_check));
-  const { accuracy } = check.converted.outputs[0];
-  const twin = check.fpq.outputs[0].accuracy.candidate;
-  console.log(`sppf repaired under FPQ: float ${accuracy.candidate}, twin ${twin}, original ${accuracy.original}`);
-  assert.ok(accuracy.candidate >= accuracy.original - 0.08, JSON.stringify(accuracy));
-  assert.ok(twin >= 0.78, JSON.stringify({ twin }));
-});
+// (54.3 %, 41.8 % exported with BatchNorm folded), and the twin followed (49.0 %, 30.0 %). With a
+// BatchNormalization of its own, its rows shrink into signed 0.7 and the BatchNormalization's 16-bit
+// scale takes them back (up to 32): twins at 81.5 % and 62.5 %. Each layer then fitted on its input
+// as the twin computes it: 92.3 % and 70.3 %; and the folded export's convs fitted to the values
+// before their Relu, as the other's are: 92.5 %. The original: 98.5 %.
+for (const name of ['sppf', 'sppf_fused']) {
+  test(`repair under FPQ: ${name}'s head is refitted through its own BatchNormalization, each layer on the twin's input`, {
+    skip: !existsSync(join(FPQ_TRAINED, `${name}.onnx`)) && 'no FPQ trained models (tests/fixtures/make_fpq_trained.py)',
+  }, () => {
+    const out = join(dir, `${name}_repaired.onnx`), reportFile = join(dir, `${name}_repaired.json`);
+    const r = CLIS.node(['convert', join(FPQ_TRAINED, `${name}.onnx`), '-o', out, '--report', reportFile, '--fixed-point', 'fpq', '--repair',
+      '--calibration', join(FPQ_TRAINED, 'calibration.npy'), '--check', '--simulate', 'fpq', '--inputs', join(FPQ_TRAINED, 'heldout.npz')]);
+    assert.equal(r.status, 0, r.stderr + r.stdout);
+    assert.match(r.stdout, /each layer fitted on its input as the FPQ twin computes it/);
+    const { repair, check, matches, fixed_point: fp, range_fit: fit } = JSON.parse(readFileSync(reportFile, 'utf8'));
+    assert.ok(matches.some((m) => m.id === 'FpqDenseBiasIntoBatchNormPattern:/fc/Gemm' && m.applied));
+    assert.deepEqual(repair.left, []);
+    assert.equal(repair.fixed_point.twin_inputs, true);
+    const head = repair.layers.find((l) => l.node === '/fc/Gemm');
+    assert.ok(head.refitted && head.through === 'BatchNormalization', JSON.stringify(head));
+    // Every conv is fitted to the values before its Relu, whichever node computes them.
+    for (const l of repair.layers.filter((l) => l.refitted && !l.through?.endsWith('MaxPool') && !l.node.includes('MaxPool.conv'))) {
+      assert.ok(!l.target_tensor.includes('Relu'), JSON.stringify(l));
+    }
+    assert.deepEqual(repair.fixed_point.weights_clip, []);
+    assert.ok(fp.layers.every((l) => l.clipped === 0), JSON.stringify(fp.layers.filter((l) => l.clipped)));
+    assert.ok(fp.batch_norms.every((b) => b.fits), JSON.stringify(fp.batch_norms.filter((b) => !b.fits)));
+    assert.equal(fit.float_check.pass, true, JSON.stringify(fit.float_check));
+    const { accuracy } = check.converted.outputs[0];
+    const twin = check.fpq.outputs[0].accuracy.candidate;
+    console.log(`${name} repaired under FPQ: float ${accuracy.candidate}, twin ${twin}, original ${accuracy.original}`);
+    assert.ok(accuracy.candidate >= 0.84, JSON.stringify(accuracy));
+    assert.ok(twin >= 0.9, JSON.stringify({ twin }));
+  });
+}

@@ -165,7 +165,8 @@ try {
       return { bytes: settled.bytes, report: settled.report, description: settled.description };
     };
     const everyCore = { ...ort, session: (bytes, externalData) => ort.session(bytes, externalData, { everyCore: true }) };
-    repaired = await repairModel(everyCore, { ...engine, settleFixedPoint }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
+    const { fpqTwin } = await import('./fpq.mjs');
+    repaired = await repairModel(everyCore, { ...engine, settleFixedPoint, fpqTwin }, reference, candidates[0].model, options.conversion, fit, rest, onProgress, signal);
     // The converted model as it was is checked on the same samples too: what the repair bought.
     if (repair.check) candidates.push({ ...candidates[0], label: UNREPAIRED });
     candidates[0].model = { ...candidates[0].model, bytes: repaired.bytes };

@@ -12,6 +12,7 @@
 // handed the runtime and the converter's module.
 import { CHECK_OPTIONS_ERROR, feedBatches, firstBeyondTolerance, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
 import { measureChannelRanges, RANGE_FIT_PATTERN, rangeTensors } from './range_fit.mjs';
+import { twinInput, twinInputsRefused } from './twin_input.mjs';
 
 // refitAbove: a layer no Lattice rewrite changed (its weights the original's, folded or not) is
 // refitted only when its output is off by more than this share (‖Δ‖/‖original‖): below it the
@@ -250,6 +251,9 @@ export async function repairModel(runtime, module, original, converted, conversi
   const batches = feedBatches(samples.feeds, [original, converted].flatMap((m) => m.description.inputs), samples.samples);
   const timing = { runtime: 0 };
   const fpq = conversion?.options?.fixed_point === 'fpq';
+  // Under FPQ each layer is fitted on the FPQ twin's values of its input (twin_input.mjs), when the
+  // samples are in FPQ's input range.
+  const twinRefused = fpq ? twinInputsRefused(samples.feeds) : '';
   const inputsOf = (m) => m.description.inputs.map((i) => i.name);
   // Both models held in the module for the whole repair (core/repair/session.h), which plans it,
   // cuts the parts and takes the new weights.
@@ -320,9 +324,14 @@ export async function repairModel(runtime, module, original, converted, conversi
       // BlazeFace's convs on the model before their refit took its repaired task figure from 0.948
       // back to the converted model's 0.458.)
       const weightBounds = fpq && layer.op === 'Gemm' ? await fpqWeightBounds(runtime, module, { ...converted, bytes: await session('bytes') }, conversion, batches, layer) : null;
+      // Under FPQ, on the input as the FPQ twin of the model repaired so far computes it
+      // (twin_input.mjs); a graph input is the samples as given.
+      const fitInput = fpq && !twinRefused && !inputsOf(converted).includes(layer.input)
+        ? await twinInput(runtime, module, { ...converted, bytes: await session('bytes') }, conversion, batches, layer.input, input)
+        : input;
       const fitTo = ({ data, dims }, reuse = {}) => module.fitLayer({
         op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
-        input: { data: input.data, dims: input.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
+        input: { data: fitInput.data, dims: fitInput.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
         ...(weightBounds ? { weightBounds } : {}), ...reuse,
       });
       const write = ({ weights, bias }) => session('setWeights', [{ node: layer.node, weights, bias, throughBatchNorm: Boolean(layer.throughBatchNorm) }]);
@@ -366,7 +375,7 @@ export async function repairModel(runtime, module, original, converted, conversi
     onProgress('moving the new biases into BatchNormalizations (FPQ)', 1);
     const settled = await module.settleFixedPoint(bytes, twinOptions(conversion));
     bytes = settled.bytes;
-    fixedPoint = fixedPointOfRefits(settled.report, layers);
+    fixedPoint = { ...fixedPointOfRefits(settled.report, layers), twin_inputs: !twinRefused, ...(twinRefused ? { twin_inputs_note: twinRefused } : {}) };
   }
   onProgress('repaired', 1);
   const data = { source: samples.source, samples: samples.samples, ...(samples.preprocessing ? { preprocessing: samples.preprocessing } : {}), ...(samples.random ? { seed: samples.seed, note: 'seeded random inputs, not your data: a weaker repair' } : {}) };
@@ -425,7 +434,8 @@ export function fixedPointRepairText(repair) {
     ? `; ${bounded.length} dense layer${bounded.length === 1 ? '' : 's'} fitted within FPQ's ranges: ` +
       bounded.map((l) => `${l.node} (${l.weights_at_fpq_bound} weight${l.weights_at_fpq_bound === 1 ? '' : 's'} at the bound, residual ${l.residual.toFixed(3)})`).join(', ')
     : '';
-  return `FPQ: ${fp.biases_moved} new bias${fp.biases_moved === 1 ? '' : 'es'} moved into BatchNormalizations; ${clip}${held}`;
+  const inputs = fp.twin_inputs ? '; each layer fitted on its input as the FPQ twin computes it' : fp.twin_inputs_note ? `; ${fp.twin_inputs_note}` : '';
+  return `FPQ: ${fp.biases_moved} new bias${fp.biases_moved === 1 ? '' : 'es'} moved into BatchNormalizations; ${clip}${held}${inputs}`;
 }
 
 // Samples of several sources as one set: every input's values joined along axis 0.
