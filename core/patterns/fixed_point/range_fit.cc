@@ -285,7 +285,7 @@ class RangeFit {
   // top over the least scale its group's values need, up to their MSE-optimal clip; a channel no
   // match rescales keeps the range itself. A layer whose rows its own BatchNormalization rescales
   // may have each row as much larger as that BatchNormalization's scale can take back within
-  // signed 5.10 (row_room). None for a layer the fit does not scale.
+  // signed 5.10 (row_scales). None for a layer the fit does not scale.
   Result<FpqWeightBounds> weight_bounds(int node, bool through_batch_norm) {
     FpqWeightBounds out;
     const auto& n = ctx_.view.node(node);
