@@ -108,6 +108,15 @@ function overallClipped(activations) {
   return values ? clipped / values : 0;
 }
 
+// The conversion that fits a model's ranges and does nothing else, on `measured`
+// (measureChannelRanges'): the skipped matches and input sizes of `conversion` carry over.
+export function rangeFitOptions(conversion, measured) {
+  return {
+    target: 'none', fixedPoint: 'fpq', only: [RANGE_FIT_PATTERN], skipMatches: conversion?.options?.skip_matches ?? [],
+    ignoreUnknownSkips: true, ...(conversion?.input_shapes ? { inputShapes: conversion.input_shapes } : {}), channelRanges: measured.ranges, channelClips: measured.clips,
+  };
+}
+
 // Fits `model` ({bytes, externalData, description}) to FPQ's ranges on `samples`. `engine`:
 // {fpqTwin(bytes, {valuesOnly}), settle(bytes, options) -> {bytes, report, description}} (a conversion by the
 // converter's module). `conversion`: the report of the conversion that made the model (its
@@ -117,10 +126,7 @@ export async function fitRanges(runtime, engine, model, conversion, samples, onP
   onProgress('measuring the ranges', 0);
   const measured = await measureChannelRanges(runtime, model, batches);
   onProgress('fitting the ranges', 0.4);
-  const fitted = await engine.settle(model.bytes, {
-    target: 'none', fixedPoint: 'fpq', only: [RANGE_FIT_PATTERN], skipMatches: conversion?.options?.skip_matches ?? [],
-    ignoreUnknownSkips: true, ...(conversion?.input_shapes ? { inputShapes: conversion.input_shapes } : {}), channelRanges: measured.ranges, channelClips: measured.clips,
-  });
+  const fitted = await engine.settle(model.bytes, rangeFitOptions(conversion, measured));
   const after = { ...model, bytes: fitted.bytes, description: fitted.description };
   const clips = chosenClips(measured, await channelTops(runtime, after, batches, rangeTensors(after.description).filter((t) => measured.histograms[t.name])));
   onProgress('the activations in FPQ, before and after', 0.6);

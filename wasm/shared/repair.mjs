@@ -323,12 +323,14 @@ export async function repairModel(runtime, module, original, converted, conversi
       // BatchNormalization of its own, through which the range fit rescales its rows. (Bounding
       // BlazeFace's convs on the model before their refit took its repaired task figure from 0.948
       // back to the converted model's 0.458.)
-      const weightBounds = fpq && layer.op === 'Gemm' ? await fpqWeightBounds(runtime, module, { ...converted, bytes: await session('bytes') }, conversion, batches, layer) : null;
+      const bounded = fpq && layer.op === 'Gemm';
       // Under FPQ, on the input as the FPQ twin of the model repaired so far computes it
       // (twin_input.mjs); a graph input is the samples as given.
-      const fitInput = fpq && !twinRefused && !inputsOf(converted).includes(layer.input)
-        ? await twinInput(runtime, module, { ...converted, bytes: await session('bytes') }, conversion, batches, layer.input, input)
-        : input;
+      const onTwin = fpq && !twinRefused && !inputsOf(converted).includes(layer.input);
+      // The model repaired so far, which decides both, read out of the session once.
+      const current = bounded || onTwin ? { ...converted, bytes: await session('bytes') } : null;
+      const weightBounds = bounded ? await fpqWeightBounds(runtime, module, current, conversion, batches, layer) : null;
+      const fitInput = onTwin ? await twinInput(runtime, module, current, conversion, batches, layer.input, input) : input;
       const fitTo = ({ data, dims }, reuse = {}) => module.fitLayer({
         op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
         input: { data: fitInput.data, dims: fitInput.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),

@@ -10,8 +10,8 @@
 // values of it give that scale, and the twin's values are taken back into the repaired model's
 // own units. Not for samples beyond FPQ's input range (twinInputsRefused). One module for both
 // shells, like repair.mjs: handed the runtime and the converter (settleFixedPoint, fpqTwin).
-import { runModel, twinOptions } from './check.mjs';
-import { FPQ_INPUT_RANGE, measureChannelRanges, RANGE_FIT_PATTERN } from './range_fit.mjs';
+import { joinTensors, runModel, twinOptions } from './check.mjs';
+import { FPQ_INPUT_RANGE, measureChannelRanges, rangeFitOptions } from './range_fit.mjs';
 
 // Whether the twin computes what the device would on these samples: every float value fed lies in
 // FPQ's input range (unsigned 1.7). Samples preprocessed for another range ([-1, 1], say) lose what
@@ -32,27 +32,23 @@ export function twinInputsRefused(feeds) {
   return '';
 }
 
-// Each batch's values of `name` in `model` ({bytes, externalData}), joined: {data, dims}.
+// Each batch's values of `name` in `model` ({bytes, externalData}), joined: {type, dims, data}.
 async function valuesOf(runtime, model, batches, name) {
   const parts = [];
   await runModel(runtime, model, batches, [name], { load: 0, run: 0 }, (index, out) => parts.push(out[name]));
-  const dims = [parts.reduce((n, p) => n + p.dims[0], 0), ...parts[0].dims.slice(1)];
-  const data = new Float32Array(parts.reduce((n, p) => n + p.data.length, 0));
-  let at = 0;
-  for (const p of parts) { data.set(p.data, at); at += p.data.length; }
-  return { data, dims };
+  return joinTensors(parts);
 }
 
 // `name`'s values as the FPQ twin of `model` computes them on `batches`, in `model`'s units, given
 // `own` (model's float values of it, {data, dims}). `conversion`: the report of the conversion
 // (its scheme options and skipped matches carry over).
 export async function twinInput(runtime, module, model, conversion, batches, name, own) {
+  // As the repair's end and the range fit after it do (repair.mjs, range_fit.mjs fitRanges); a
+  // range fit the conversion skipped stays skipped (twinOptions).
   const exact = twinOptions(conversion);
   const settled = await module.settleFixedPoint(model.bytes.slice(), { ...exact, describe: true });
   const measured = await measureChannelRanges(runtime, { ...model, bytes: settled.bytes, description: settled.description }, batches);
-  const fitted = await module.settleFixedPoint(settled.bytes.slice(), {
-    ...exact, only: [RANGE_FIT_PATTERN], channelRanges: measured.ranges, channelClips: measured.clips,
-  });
+  const fitted = await module.settleFixedPoint(settled.bytes.slice(), { ...rangeFitOptions(conversion, measured), ...(exact.skip ? { skip: exact.skip } : {}) });
   const twin = await module.fpqTwin(fitted.bytes.slice());
   const scaled = await valuesOf(runtime, { ...model, bytes: fitted.bytes }, batches, name);
   const held = await valuesOf(runtime, { ...model, bytes: twin.model }, batches, name);

@@ -48,6 +48,10 @@ constexpr double kEstimateSigmas = 3.0;
 constexpr double kBoundMargin = 1.0 / 64;
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
+// The share of signed 5.10 a BatchNormalization scale k leaves its row (at most 1): how far the
+// row may shrink for the scale to grow by as much and take it back.
+double row_room(double k) { return std::min(1.0, std::abs(k) / kFpqBatchNorm.max()); }
+
 bool constant_float(const MatchContext& ctx, const onnx::NodeProto& n, int input) {
   if (n.input_size() <= input || n.input(input).empty()) return false;
   const auto* t = ctx.view.constant(n.input(input));
@@ -293,7 +297,7 @@ class RangeFit {
     auto scales = row_scales(node);
     if (!scales) return scales.error();
     std::vector<double> room;
-    for (double k : *scales) room.push_back(std::min(1.0, std::abs(k) / kFpqBatchNorm.max()));
+    for (double k : *scales) room.push_back(row_room(k));
     auto w = edits_.of(n, 1, "weight");
     if (!w) return w.error();
     std::map<size_t, double> least;  // by input channel: the least scale its group takes
@@ -511,9 +515,7 @@ class RangeFit {
       if (!scales) return scales.error();
       fixed_rows_ = fixed_rows_ || scales->empty();
       for (auto [w, row] : *column) {
-        // The row's share of signed 5.10 its BatchNormalization's scale leaves: what it may shrink.
-        const double room = row < scales->size() ? std::min(1.0, std::abs((*scales)[row]) / kFpqBatchNorm.max()) : 1.0;
-        double least = std::abs(*w) * room;
+        double least = std::abs(*w) * (row < scales->size() ? row_room((*scales)[row]) : 1.0);
         if (least > r.next_weight_max) r.next_weight_max = least, widest_reader_ = ctx_.view.label(q.node);
       }
     }
