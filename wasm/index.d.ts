@@ -202,6 +202,9 @@ export interface RepairReport {
     node: string; match_id?: string; target_tensor: string; through?: string; samples: number; refitted: boolean; reason?: string;
     rows?: number; residual?: number; before: { max_abs: number; rel: number }; after: { max_abs: number; rel: number };
     runtime_ms: number; fit_ms: number;
+    /** Under FPQ, the input the layer was fitted on: the FPQ twin's values of it, or the float
+     *  model's where the twin's SQNR against them (`twin_input_sqnr_db`) is under 6 dB. */
+    fit_input?: 'fpq twin' | 'float'; twin_input_sqnr_db?: number;
     /** Under FPQ, a refitted layer's new weights against FPQ's signed 0.7 (as FixedPointFit's layers). */
     fixed_point?: { clipped: number; quantization_error: number; fits: boolean };
   }[];

@@ -12,7 +12,7 @@
 // handed the runtime and the converter's module.
 import { CHECK_OPTIONS_ERROR, feedBatches, firstBeyondTolerance, joinTensors, percent, sliceFeeds, twinOptions } from './check.mjs';
 import { measureChannelRanges, RANGE_FIT_PATTERN, rangeTensors } from './range_fit.mjs';
-import { twinInput, twinInputsRefused } from './twin_input.mjs';
+import { TWIN_INPUT_LEAST_SQNR_DB, twinInput, twinInputsRefused } from './twin_input.mjs';
 
 // refitAbove: a layer no Lattice rewrite changed (its weights the original's, folded or not) is
 // refitted only when its output is off by more than this share (‖Δ‖/‖original‖): below it the
@@ -325,12 +325,14 @@ export async function repairModel(runtime, module, original, converted, conversi
       // back to the converted model's 0.458.)
       const bounded = fpq && layer.op === 'Gemm';
       // Under FPQ, on the input as the FPQ twin of the model repaired so far computes it
-      // (twin_input.mjs); a graph input is the samples as given.
+      // (twin_input.mjs), where the twin's values are the float's rounded, not destroyed; a graph
+      // input is the samples as given.
       const onTwin = fpq && !twinRefused && !inputsOf(converted).includes(layer.input);
       // The model repaired so far, which decides both, read out of the session once.
       const current = bounded || onTwin ? { ...converted, bytes: await session('bytes') } : null;
       const weightBounds = bounded ? await fpqWeightBounds(runtime, module, current, conversion, batches, layer) : null;
-      const fitInput = onTwin ? await twinInput(runtime, module, current, conversion, batches, layer.input, input) : input;
+      const held = onTwin ? await twinInput(runtime, module, current, conversion, batches, layer.input, input) : null;
+      const fitInput = held?.faithful ? held : input;
       const fitTo = ({ data, dims }, reuse = {}) => module.fitLayer({
         op: layer.op, attributes: layer.attributes, weightShape: layer.weightShape,
         input: { data: fitInput.data, dims: fitInput.dims }, target: { data, dims }, ridge, maxRows, seed, rectified: Boolean(layer.rectified),
@@ -360,7 +362,8 @@ export async function repairModel(runtime, module, original, converted, conversi
       // later layers, so that is its change in the repaired model too).
       // What the bounds cost: how many weights the fit holds at theirs.
       const atBound = weightBounds ? { weights_at_fpq_bound: fit.weights.reduce((n, w, i) => n + (Math.abs(w) >= weightBounds[i] * (1 - 1e-6) ? 1 : 0), 0) } : {};
-      const done = { ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter, ...atBound, after: null, runtime_ms: timing.runtime - ranBefore, fit_ms: fitMs };
+      const twinInputFit = held ? { fit_input: held.faithful ? 'fpq twin' : 'float', twin_input_sqnr_db: held.sqnr_db } : {};
+      const done = { ...entry, refitted: true, rows: fit.rows, residual: fit.residualAfter, ...atBound, ...twinInputFit, after: null, runtime_ms: timing.runtime - ranBefore, fit_ms: fitMs };
       layers.push(done);
       pending = { entry: done, wanted };
     }
@@ -436,7 +439,13 @@ export function fixedPointRepairText(repair) {
     ? `; ${bounded.length} dense layer${bounded.length === 1 ? '' : 's'} fitted within FPQ's ranges: ` +
       bounded.map((l) => `${l.node} (${l.weights_at_fpq_bound} weight${l.weights_at_fpq_bound === 1 ? '' : 's'} at the bound, residual ${l.residual.toFixed(3)})`).join(', ')
     : '';
-  const inputs = fp.twin_inputs ? '; each layer fitted on its input as the FPQ twin computes it' : fp.twin_inputs_note ? `; ${fp.twin_inputs_note}` : '';
+  // Which input the fits took, and where the twin's was no model of the float's.
+  const floats = repair.layers.filter((l) => l.fit_input === 'float');
+  const inputs = !fp.twin_inputs ? (fp.twin_inputs_note ? `; ${fp.twin_inputs_note}` : '')
+    : floats.length
+      ? `; ${floats.length} layer${floats.length === 1 ? '' : 's'} fitted on ${floats.length === 1 ? 'its' : 'their'} float input, where the FPQ twin's is under ${TWIN_INPUT_LEAST_SQNR_DB} dB SQNR: ` +
+        floats.map((l) => `${l.node} (${l.twin_input_sqnr_db.toFixed(1)} dB)`).join(', ') + '; the others on the twin\'s'
+      : '; each layer fitted on its input as the FPQ twin computes it';
   return `FPQ: ${fp.biases_moved} new bias${fp.biases_moved === 1 ? '' : 'es'} moved into BatchNormalizations; ${clip}${held}${inputs}`;
 }
 
